@@ -1,0 +1,5 @@
+module github.com/queuectl/queuectl
+
+go 1.26
+
+require github.com/google/uuid v1.6.0

@@ -1,0 +1,84 @@
+package domain
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Message is one message with the fields of §2. The payload is stored apart
+// and is not part of this value; Size is its length.
+type Message struct {
+	ID            string            `json:"id" yaml:"id"`
+	QoS           QoS               `json:"qos" yaml:"qos"`
+	Sender        string            `json:"sender" yaml:"sender"`
+	Receiver      string            `json:"receiver,omitempty" yaml:"receiver,omitempty"`
+	Receivers     []string          `json:"receivers,omitempty" yaml:"receivers,omitempty"`
+	Interface     string            `json:"interface,omitempty" yaml:"interface,omitempty"`
+	AppQueue      string            `json:"app_queue,omitempty" yaml:"app_queue,omitempty"`
+	Queue         string            `json:"queue" yaml:"queue"`
+	Stage         Stage             `json:"stage" yaml:"stage"`
+	Seq           uint64            `json:"seq" yaml:"seq"`
+	Status        Status            `json:"status" yaml:"status"`
+	Attempts      int               `json:"attempts" yaml:"attempts"`
+	Crashes       int               `json:"crashes" yaml:"crashes"`
+	Blacklisted   bool              `json:"blacklisted" yaml:"blacklisted"`
+	Error         string            `json:"error,omitempty" yaml:"error,omitempty"`
+	ErrorClass    ErrorClass        `json:"error_class,omitempty" yaml:"error_class,omitempty"`
+	ParentID      string            `json:"parent_id,omitempty" yaml:"parent_id,omitempty"`
+	Headers       map[string]string `json:"headers,omitempty" yaml:"headers,omitempty"`
+	Size          int64             `json:"size" yaml:"size"`
+	CreatedAt     time.Time         `json:"created_at" yaml:"created_at"`
+	UpdatedAt     time.Time         `json:"updated_at" yaml:"updated_at"`
+	NextAttemptAt *time.Time        `json:"next_attempt_at,omitempty" yaml:"next_attempt_at,omitempty"`
+	Node          string            `json:"node,omitempty" yaml:"node,omitempty"`
+	// History is filled only where asked for (message show).
+	History []HistoryEntry `json:"history,omitempty" yaml:"history,omitempty"`
+}
+
+// HistoryEntry is one status change of a message.
+type HistoryEntry struct {
+	At     time.Time `json:"at" yaml:"at"`
+	From   Status    `json:"from,omitempty" yaml:"from,omitempty"`
+	To     Status    `json:"to" yaml:"to"`
+	Node   string    `json:"node,omitempty" yaml:"node,omitempty"`
+	Actor  string    `json:"actor" yaml:"actor"`
+	Reason string    `json:"reason,omitempty" yaml:"reason,omitempty"`
+}
+
+// NewID returns a new time-ordered message id (UUIDv7).
+func NewID() string {
+	return uuid.Must(uuid.NewV7()).String()
+}
+
+// ValidID reports whether s has the form of a message id. A lookup of an id of
+// the wrong form is a usage error, not a "not found".
+func ValidID(s string) error {
+	if _, err := uuid.Parse(s); err != nil || len(s) != 36 {
+		return Invalidf("message id %q is not a UUID (like 0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1f)", s)
+	}
+	return nil
+}
+
+// Clone returns a deep copy of m, so that a copy handed out cannot change a
+// stored value.
+func (m *Message) Clone() *Message {
+	c := *m
+	if m.Receivers != nil {
+		c.Receivers = append([]string(nil), m.Receivers...)
+	}
+	if m.Headers != nil {
+		c.Headers = make(map[string]string, len(m.Headers))
+		for k, v := range m.Headers {
+			c.Headers[k] = v
+		}
+	}
+	if m.NextAttemptAt != nil {
+		t := *m.NextAttemptAt
+		c.NextAttemptAt = &t
+	}
+	if m.History != nil {
+		c.History = append([]HistoryEntry(nil), m.History...)
+	}
+	return &c
+}

@@ -1,0 +1,117 @@
+package domain
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Limits of §2.
+const (
+	MaxPartyName      = 60
+	MaxAppQueue       = 16
+	MaxInterface      = 120
+	MaxHeaders        = 64
+	MaxHeaderKey      = 64
+	MaxHeaderValue    = 1024
+	DefaultMaxPayload = 10 << 20
+)
+
+// ValidateParty checks a sender or receiver name: 1–60 chars of A-Z a-z 0-9 _ - .
+func ValidateParty(field, name string) error {
+	if name == "" {
+		return Invalidf("%s is required (1-%d characters of A-Z a-z 0-9 _ - .)", field, MaxPartyName)
+	}
+	if len(name) > MaxPartyName {
+		return Invalidf("%s %q is %d characters long; the limit is %d", field, name, len(name), MaxPartyName)
+	}
+	for _, r := range name {
+		if !(isAlnum(r) || r == '_' || r == '-' || r == '.') {
+			return Invalidf("%s %q contains %q; allowed are A-Z a-z 0-9 _ - .", field, name, r)
+		}
+	}
+	return nil
+}
+
+// ValidateAppQueue checks an application queue name: 1–16 chars of 0-9 A-Z _ /.
+// Lowercase is an error, not silently uppercased.
+func ValidateAppQueue(name string) error {
+	if name == "" {
+		return Invalidf("app queue is required for EOIO (1-%d characters of 0-9 A-Z _ /)", MaxAppQueue)
+	}
+	if len(name) > MaxAppQueue {
+		return Invalidf("app queue %q is %d characters long; the limit is %d", name, len(name), MaxAppQueue)
+	}
+	for _, r := range name {
+		if r >= 'a' && r <= 'z' {
+			return Invalidf("app queue %q contains lowercase %q; only uppercase A-Z, 0-9, _ and / are allowed (did you mean %q?)", name, r, strings.ToUpper(name))
+		}
+		if !((r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') || r == '_' || r == '/') {
+			return Invalidf("app queue %q contains %q; allowed are A-Z 0-9 _ /", name, r)
+		}
+	}
+	return nil
+}
+
+// ValidateInterface checks the optional interface name: at most 120 characters.
+func ValidateInterface(name string) error {
+	if n := utf8.RuneCountInString(name); n > MaxInterface {
+		return Invalidf("interface is %d characters long; the limit is %d", n, MaxInterface)
+	}
+	if !utf8.ValidString(name) {
+		return Invalidf("interface %q is not valid UTF-8", name)
+	}
+	return nil
+}
+
+// ValidateHeaders checks the header map: at most 64 entries, keys [A-Za-z0-9-]{1,64}, values at most 1 KiB.
+func ValidateHeaders(h map[string]string) error {
+	if len(h) > MaxHeaders {
+		return Invalidf("%d headers given; the limit is %d", len(h), MaxHeaders)
+	}
+	for k, v := range h {
+		if k == "" || len(k) > MaxHeaderKey {
+			return Invalidf("header key %q must be 1-%d characters of A-Z a-z 0-9 -", k, MaxHeaderKey)
+		}
+		for _, r := range k {
+			if !(isAlnum(r) || r == '-') {
+				return Invalidf("header key %q contains %q; allowed are A-Z a-z 0-9 -", k, r)
+			}
+		}
+		if len(v) > MaxHeaderValue {
+			return Invalidf("header %q has a value of %d bytes; the limit is %d", k, len(v), MaxHeaderValue)
+		}
+	}
+	return nil
+}
+
+// ValidatePayload checks the payload size against the configured limit.
+func ValidatePayload(size, limit int64) error {
+	if size > limit {
+		return Errorf(ErrTooLarge, "payload is %s; the limit (engine.max_payload) is %s", FormatBytes(size), FormatBytes(limit))
+	}
+	return nil
+}
+
+// FormatBytes renders a byte count in binary units, as the config writes them (10MiB).
+func FormatBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%dB", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	v := float64(n) / float64(div)
+	s := fmt.Sprintf("%.1f", v)
+	s = strings.TrimSuffix(s, ".0")
+	return s + string("KMGTPE"[exp]) + "iB"
+}
+
+func isAlnum(r rune) bool {
+	return (r >= 'A' && r <= 'Z') || (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9')
+}
+
+func upper(s string) string { return strings.ToUpper(strings.TrimSpace(s)) }

@@ -1,0 +1,168 @@
+// Package store defines the persistence seam of queuectl: one Store interface
+// that the embedded bbolt store and the PostgreSQL store implement, and that
+// the conformance suite in storetest checks. No store's own types leak out.
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/queuectl/queuectl/internal/domain"
+)
+
+// Store keeps messages, their payloads and history, per-queue order and
+// counters, tuning parameters and the audit log.
+type Store interface {
+	// View runs fn in a read-only transaction that sees one consistent snapshot.
+	// Values handed to fn are copies: fn may keep them after View returns.
+	View(ctx context.Context, fn func(Reader) error) error
+	// Update runs fn in a read-write transaction. When fn returns an error
+	// nothing of it is stored. Concurrent Updates may be grouped into one
+	// commit, so fn may run more than once: it must act only through the
+	// Writer and must not depend on state outside it.
+	Update(ctx context.Context, fn func(Writer) error) error
+	// Commits returns how many write transactions the store has committed
+	// since it was opened. Benchmarks report it as commits per message.
+	Commits() uint64
+	// Close releases the store. Pending Updates finish first.
+	Close() error
+}
+
+// Reader reads within a transaction. A missing object is an error wrapping
+// domain.ErrNotFound.
+type Reader interface {
+	// Message returns one message, without payload and history.
+	Message(id string) (*domain.Message, error)
+	// Payload returns a message's payload, byte for byte.
+	Payload(id string) ([]byte, error)
+	// History returns a message's status changes, oldest first.
+	History(id string) ([]domain.HistoryEntry, error)
+	// Messages calls fn for each message matching f, in id order (which is
+	// creation order), starting after f.After and stopping after f.Limit
+	// messages when it is above zero. With f.Statuses set it reads the status
+	// index, so its cost is that of the rows it returns. If fn returns
+	// ErrStop, Messages stops and returns nil.
+	Messages(f MessageFilter, fn func(*domain.Message) error) error
+	// QueueMessages calls fn for the messages of one queue in seq order,
+	// starting after seq p.AfterSeq. With p.Open only messages still open (not
+	// PEND, DLVD or FAIL) are read, so the cost does not grow with what the
+	// queue has already delivered. ErrStop ends the walk early.
+	QueueMessages(queue string, p QueueMessagesParams, fn func(*domain.Message) error) error
+	// Head returns the first open message of the queue in seq order that
+	// still holds the queue up: an EO message that went NDLV by a permanent
+	// error is passed over (§4). It returns nil, nil for a queue with no such
+	// message.
+	Head(queue string) (*domain.Message, error)
+	// Queue returns one queue's record.
+	Queue(name string) (*QueueRecord, error)
+	// Queues calls fn for each queue in name order, starting after the name
+	// `after`. ErrStop ends the walk early.
+	Queues(after string, fn func(*QueueRecord) error) error
+	// Param returns one tuning value; ok is false when it is not set.
+	Param(name, sub string) (value int, ok bool, err error)
+	// Params calls fn for each tuning value set, ordered by name and sub.
+	Params(fn func(domain.Param) error) error
+	// Audit calls fn for the audit entries matching f, oldest first.
+	Audit(f AuditFilter, fn func(*domain.AuditEntry) error) error
+}
+
+// Writer changes the store within a transaction. Every method keeps the
+// per-queue per-status counters, the status index and the queue order in the
+// same transaction as the change.
+type Writer interface {
+	Reader
+	// Insert stores a new message and its payload. The message must have an
+	// id, queue, qos, stage and status; the store sets Size, assigns Seq from
+	// the queue's sequence unless the status is PEND (a PEND message gets its
+	// seq when it leaves PEND), creates the queue record on first use, and
+	// records h as the first history entry (h.To is the message's status).
+	// An id that exists already is a conflict.
+	Insert(m *domain.Message, payload []byte, h domain.HistoryEntry) error
+	// Transition changes one message's status by compare-and-set: it fails
+	// with an error wrapping domain.ErrConflict, naming the current status,
+	// when the status is not one of p.From (or the lease epoch does not
+	// match), and with domain.ErrNotFound when there is no such message.
+	// It returns the message as stored after the change.
+	Transition(p TransitionParams) (*domain.Message, error)
+	// Delete removes a message with its payload, history, index entries and
+	// counts (transactional rollback, purge).
+	Delete(id string) error
+	// SetStopped stops or starts delivery of a queue (the queue must exist).
+	SetStopped(queue string, stopped bool) error
+	// SetParam stores a tuning value; UnsetParam removes it (not set is fine).
+	SetParam(p domain.Param) error
+	UnsetParam(name, sub string) error
+	// AppendAudit appends an entry to the audit log and sets its Seq.
+	AppendAudit(e *domain.AuditEntry) error
+}
+
+// TransitionParams describe one compare-and-set status change.
+type TransitionParams struct {
+	ID string
+	// From lists the statuses the message may have now; anything else is a conflict.
+	From []domain.Status
+	To   domain.Status
+	// Epoch, when above zero, must equal the lease epoch of the message's
+	// queue (§11); a node that lost its lease can then change nothing.
+	// Stores without leases hold epoch 0 for every queue.
+	Epoch uint64
+	// Update, if set, changes fields other than the status before the message
+	// is stored (attempts, error, next_attempt_at, node, crashes, ...). It
+	// must not change the id, queue, seq or status.
+	Update func(m *domain.Message)
+	// History is recorded as the change's history entry; the store fills in
+	// From, To and, when zero, At.
+	History domain.HistoryEntry
+}
+
+// QueueMessagesParams select a part of one queue.
+type QueueMessagesParams struct {
+	AfterSeq uint64
+	Open     bool
+	Limit    int
+}
+
+// QueueRecord is what the store keeps of a physical queue.
+type QueueRecord struct {
+	Name     string
+	QoS      domain.QoS
+	Stage    domain.Stage
+	Receiver string // outbound queues: the receiver they deliver to
+	Stopped  bool
+	Epoch    uint64
+	// Counts has the number of messages per status, kept in the same
+	// transaction as every change; statuses with no messages are absent.
+	Counts map[domain.Status]int64
+	// LastSeq is the last seq assigned in this queue.
+	LastSeq   uint64
+	CreatedAt time.Time
+}
+
+// MessageFilter selects messages for Reader.Messages. Empty fields select all.
+// List-valued fields match any of their values.
+type MessageFilter struct {
+	Statuses  []domain.Status
+	Queues    []string
+	Receivers []string
+	Senders   []string
+	AppQueues []string
+	// ErrorText matches messages whose error contains it, ignoring case.
+	ErrorText string
+	// CreatedBefore and CreatedAfter bound created_at (exclusive); zero is no bound.
+	CreatedBefore time.Time
+	CreatedAfter  time.Time
+	// Blacklisted, when set, matches only messages with that blacklisted flag.
+	Blacklisted *bool
+	// After is the id cursor: only messages with a greater id are returned.
+	After string
+	// Limit stops after that many messages; 0 is no limit.
+	Limit int
+}
+
+// AuditFilter selects audit entries.
+type AuditFilter struct {
+	Since    time.Time
+	Actor    string
+	AfterSeq uint64
+	Limit    int
+}
