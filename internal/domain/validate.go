@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -22,8 +23,10 @@ func ValidateParty(field, name string) error {
 	if name == "" {
 		return Invalidf("%s is required (1-%d characters of A-Z a-z 0-9 _ - .)", field, MaxPartyName)
 	}
-	if len(name) > MaxPartyName {
-		return Invalidf("%s %q is %d characters long; the limit is %d", field, name, len(name), MaxPartyName)
+	// Count characters, not bytes: a name with a non-ASCII letter must be
+	// refused for that letter, not reported with an inflated length.
+	if n := utf8.RuneCountInString(name); n > MaxPartyName {
+		return Invalidf("%s %q is %d characters long; the limit is %d", field, name, n, MaxPartyName)
 	}
 	for _, r := range name {
 		if !(isAlnum(r) || r == '_' || r == '-' || r == '.') {
@@ -39,8 +42,8 @@ func ValidateAppQueue(name string) error {
 	if name == "" {
 		return Invalidf("app queue is required for EOIO (1-%d characters of 0-9 A-Z _ /)", MaxAppQueue)
 	}
-	if len(name) > MaxAppQueue {
-		return Invalidf("app queue %q is %d characters long; the limit is %d", name, len(name), MaxAppQueue)
+	if n := utf8.RuneCountInString(name); n > MaxAppQueue {
+		return Invalidf("app queue %q is %d characters long; the limit is %d", name, n, MaxAppQueue)
 	}
 	for _, r := range name {
 		if r >= 'a' && r <= 'z' {
@@ -69,7 +72,14 @@ func ValidateHeaders(h map[string]string) error {
 	if len(h) > MaxHeaders {
 		return Invalidf("%d headers given; the limit is %d", len(h), MaxHeaders)
 	}
-	for k, v := range h {
+	// Sorted, so that a request with several bad headers always gets the same error.
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v := h[k]
 		if k == "" || len(k) > MaxHeaderKey {
 			return Invalidf("header key %q must be 1-%d characters of A-Z a-z 0-9 -", k, MaxHeaderKey)
 		}
@@ -87,10 +97,15 @@ func ValidateHeaders(h map[string]string) error {
 
 // ValidatePayload checks the payload size against the configured limit.
 func ValidatePayload(size, limit int64) error {
-	if size > limit {
-		return Errorf(ErrTooLarge, "payload is %s; the limit (engine.max_payload) is %s", FormatBytes(size), FormatBytes(limit))
+	if size <= limit {
+		return nil
 	}
-	return nil
+	got, lim := FormatBytes(size), FormatBytes(limit)
+	if got == lim {
+		// Rounded, both read the same (10MiB); only the byte counts show the difference.
+		return Errorf(ErrTooLarge, "payload is %d bytes; the limit (engine.max_payload) is %s (%d bytes)", size, lim, limit)
+	}
+	return Errorf(ErrTooLarge, "payload is %s; the limit (engine.max_payload) is %s", got, lim)
 }
 
 // FormatBytes renders a byte count in binary units, as the config writes them (10MiB).
@@ -106,6 +121,10 @@ func FormatBytes(n int64) string {
 	}
 	v := float64(n) / float64(div)
 	s := fmt.Sprintf("%.1f", v)
+	if s == "1024.0" && exp < len("KMGTPE")-1 {
+		// 1023.95KiB and up round to the next unit: 1MiB, not 1024KiB.
+		s, exp = "1.0", exp+1
+	}
 	s = strings.TrimSuffix(s, ".0")
 	return s + string("KMGTPE"[exp]) + "iB"
 }
