@@ -91,19 +91,28 @@ func EOIOOutboundQueue(prefix Prefix, receiver, appQueue string) string {
 }
 
 // QueueQoS tells the qos and stage of a physical queue from its name alone.
+// The fourth letter is a role letter (inbound) or O (outbound); EOIO names may
+// also be the error queues of §10: E (inbound) and F (outbound).
 func QueueQoS(name string) (QoS, Stage, bool) {
 	if len(name) < 4 {
 		return "", "", false
 	}
-	stage := Inbound
-	if name[3] == 'O' {
-		stage = Outbound
-	}
+	letter := name[3]
 	switch name[:3] {
 	case "XBT":
-		return EO, stage, true
+		switch letter {
+		case 'S', 'I', 'R':
+			return EO, Inbound, true
+		case 'O':
+			return EO, Outbound, true
+		}
 	case string(PrefixXBQ), string(PrefixXB2):
-		return EOIO, stage, true
+		switch letter {
+		case 'S', 'I', 'R', 'E':
+			return EOIO, Inbound, true
+		case 'O', 'F':
+			return EOIO, Outbound, true
+		}
 	}
 	return "", "", false
 }
