@@ -1,6 +1,8 @@
 package domain
 
 import (
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -64,21 +66,14 @@ func ValidID(s string) error {
 // stored value.
 func (m *Message) Clone() *Message {
 	c := *m
-	if m.Receivers != nil {
-		c.Receivers = append([]string(nil), m.Receivers...)
-	}
-	if m.Headers != nil {
-		c.Headers = make(map[string]string, len(m.Headers))
-		for k, v := range m.Headers {
-			c.Headers[k] = v
-		}
-	}
+	// slices.Clone and maps.Clone keep nil as nil and empty as empty, so a
+	// copy compares equal to its original.
+	c.Receivers = slices.Clone(m.Receivers)
+	c.Headers = maps.Clone(m.Headers)
 	if m.NextAttemptAt != nil {
 		t := *m.NextAttemptAt
 		c.NextAttemptAt = &t
 	}
-	if m.History != nil {
-		c.History = append([]HistoryEntry(nil), m.History...)
-	}
+	c.History = slices.Clone(m.History)
 	return &c
 }
