@@ -1,0 +1,64 @@
+// Package local implements admin.Service directly on a store, for embedded
+// mode and for the server behind the HTTP API.
+package local
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"github.com/queuectl/queuectl/internal/admin"
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/store"
+)
+
+// Options configure a local service.
+type Options struct {
+	// Role is the node role whose letter names inbound queues (§3).
+	Role domain.Role
+	// MaxPayload is engine.max_payload in bytes.
+	MaxPayload int64
+	// Actor is who the history and audit log name for changes made here.
+	Actor string
+	// Now and Rand may be replaced in tests; they default to the clock and a random source.
+	Now  func() time.Time
+	Rand func(n int) int
+}
+
+// Service is the local admin service.
+type Service struct {
+	st   store.Store
+	opts Options
+}
+
+var _ admin.Service = (*Service)(nil)
+
+// New returns a service over st. It owns st: Close closes it.
+func New(st store.Store, opts Options) *Service {
+	if opts.Role == "" {
+		opts.Role = domain.RoleCentral
+	}
+	if opts.MaxPayload == 0 {
+		opts.MaxPayload = domain.DefaultMaxPayload
+	}
+	if opts.Actor == "" {
+		opts.Actor = "local"
+	}
+	if opts.Now == nil {
+		opts.Now = func() time.Time { return time.Now().UTC() }
+	}
+	if opts.Rand == nil {
+		opts.Rand = rand.IntN
+	}
+	return &Service{st: st, opts: opts}
+}
+
+// Store returns the store the service works on.
+func (s *Service) Store() store.Store { return s.st }
+
+// Close closes the store.
+func (s *Service) Close() error { return s.st.Close() }
+
+func (s *Service) view(ctx context.Context, fn func(store.Reader) error) error {
+	return s.st.View(ctx, fn)
+}

@@ -1,0 +1,196 @@
+package local
+
+import (
+	"context"
+	"path"
+	"slices"
+
+	"github.com/queuectl/queuectl/internal/admin"
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/store"
+)
+
+// Queues walks the queue records in name order and summarises each. The cost
+// is O(queues): counts come from the per-queue counters, the head from the
+// open-message index.
+func (s *Service) Queues(ctx context.Context, f admin.QueueFilter, fn func(*domain.Queue) error) error {
+	if f.Name != "" {
+		if _, err := path.Match(f.Name, ""); err != nil {
+			return domain.Invalidf("queue name pattern %q is malformed: %v", f.Name, err)
+		}
+	}
+	n := 0
+	return s.view(ctx, func(r store.Reader) error {
+		return r.Queues(f.After, func(rec *store.QueueRecord) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if !preMatch(&f, rec) {
+				return nil
+			}
+			q, err := summarise(r, rec)
+			if err != nil {
+				return err
+			}
+			if len(f.States) > 0 && !slices.Contains(f.States, q.State) {
+				return nil
+			}
+			if err := fn(q); err != nil {
+				return err
+			}
+			if n++; f.Limit > 0 && n >= f.Limit {
+				return store.ErrStop
+			}
+			return nil
+		})
+	})
+}
+
+// preMatch applies the filters that need only the record.
+func preMatch(f *admin.QueueFilter, rec *store.QueueRecord) bool {
+	if len(f.QoS) > 0 && !slices.Contains(f.QoS, rec.QoS) {
+		return false
+	}
+	if len(f.Stages) > 0 && !slices.Contains(f.Stages, rec.Stage) {
+		return false
+	}
+	if len(f.Receivers) > 0 && !slices.Contains(f.Receivers, rec.Receiver) {
+		return false
+	}
+	if f.Name != "" {
+		if ok, _ := path.Match(f.Name, rec.Name); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// Queue returns one queue's summary.
+func (s *Service) Queue(ctx context.Context, name string) (*domain.Queue, error) {
+	var q *domain.Queue
+	err := s.view(ctx, func(r store.Reader) error {
+		rec, err := r.Queue(name)
+		if err != nil {
+			return err
+		}
+		q, err = summarise(r, rec)
+		return err
+	})
+	return q, err
+}
+
+// summarise derives what `queue list` shows from a queue record.
+func summarise(r store.Reader, rec *store.QueueRecord) (*domain.Queue, error) {
+	counts := make(map[domain.Status]int64, len(rec.Counts))
+	for st, n := range rec.Counts {
+		if n != 0 {
+			counts[st] = n
+		}
+	}
+	q := &domain.Queue{
+		Name: rec.Name, QoS: rec.QoS, Stage: rec.Stage, Receiver: rec.Receiver,
+		Counts: counts, Depth: domain.Depth(counts), Stopped: rec.Stopped,
+	}
+	head, err := r.Head(rec.Name)
+	if err != nil {
+		return nil, err
+	}
+	if head == nil && q.Depth > 0 {
+		// Only EO messages NDLV by a permanent error are left: show the first.
+		head, err = firstOpen(r, rec.Name)
+		if err != nil {
+			return nil, err
+		}
+	}
+	var headClass domain.ErrorClass
+	if head != nil {
+		q.Head = &domain.QueueHead{ID: head.ID, Status: head.Status, Error: head.Error, Since: head.UpdatedAt}
+		headClass = head.ErrorClass
+	}
+	q.State = domain.StateOf(rec.Stopped, q.Depth, q.Head, rec.QoS, headClass)
+	if q.State == domain.QueueBlocked {
+		since := head.UpdatedAt
+		q.BlockedSince = &since
+	}
+	oldest, err := firstOpen(r, rec.Name)
+	if err != nil {
+		return nil, err
+	}
+	if oldest != nil {
+		at := oldest.CreatedAt
+		q.OldestAt = &at
+	}
+	return q, nil
+}
+
+func firstOpen(r store.Reader, queue string) (*domain.Message, error) {
+	var first *domain.Message
+	err := r.QueueMessages(queue, store.QueueMessagesParams{Open: true, Limit: 1}, func(m *domain.Message) error {
+		first = m
+		return store.ErrStop
+	})
+	return first, err
+}
+
+// QueueMessages lists a queue's messages in seq order.
+func (s *Service) QueueMessages(ctx context.Context, name string, p admin.QueueMessagesParams, fn func(*domain.Message) error) error {
+	return s.view(ctx, func(r store.Reader) error {
+		if _, err := r.Queue(name); err != nil {
+			return err
+		}
+		return r.QueueMessages(name, store.QueueMessagesParams{Open: !p.All, AfterSeq: p.AfterSeq, Limit: p.Limit}, fn)
+	})
+}
+
+// Messages lists messages matching f in id order.
+func (s *Service) Messages(ctx context.Context, f admin.MessageFilter, fn func(*domain.Message) error) error {
+	if f.After != "" {
+		if err := domain.ValidID(f.After); err != nil {
+			return err
+		}
+	}
+	sf := store.MessageFilter{
+		Statuses: f.Statuses, Queues: f.Queues, Receivers: f.Receivers, Senders: f.Senders,
+		AppQueues: f.AppQueues, ErrorText: f.ErrorText, CreatedBefore: f.OlderThan,
+		CreatedAfter: f.NewerThan, Blacklisted: f.Blacklisted, After: f.After, Limit: f.Limit,
+	}
+	return s.view(ctx, func(r store.Reader) error {
+		return r.Messages(sf, func(m *domain.Message) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return fn(m)
+		})
+	})
+}
+
+// Message returns one message with its history.
+func (s *Service) Message(ctx context.Context, id string) (*domain.Message, error) {
+	if err := domain.ValidID(id); err != nil {
+		return nil, err
+	}
+	var m *domain.Message
+	err := s.view(ctx, func(r store.Reader) error {
+		var err error
+		if m, err = r.Message(id); err != nil {
+			return err
+		}
+		m.History, err = r.History(id)
+		return err
+	})
+	return m, err
+}
+
+// Payload returns a message's payload.
+func (s *Service) Payload(ctx context.Context, id string) ([]byte, error) {
+	if err := domain.ValidID(id); err != nil {
+		return nil, err
+	}
+	var p []byte
+	err := s.view(ctx, func(r store.Reader) error {
+		var err error
+		p, err = r.Payload(id)
+		return err
+	})
+	return p, err
+}

@@ -1,0 +1,99 @@
+package local
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/queuectl/queuectl/internal/admin"
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/store"
+)
+
+// sendBatch is how many messages one commit stores; concurrent senders'
+// batches are grouped further by the store.
+const sendBatch = 1000
+
+// Send validates all requests, then stores them in batches of sendBatch.
+func (s *Service) Send(ctx context.Context, reqs []domain.SendRequest) ([]*domain.Message, error) {
+	for i := range reqs {
+		if err := reqs[i].Validate(s.opts.MaxPayload); err != nil {
+			if len(reqs) == 1 {
+				return nil, err
+			}
+			return nil, &admin.RequestError{Index: i, Err: err}
+		}
+	}
+	out := make([]*domain.Message, 0, len(reqs))
+	for start := 0; start < len(reqs); start += sendBatch {
+		batch := reqs[start:min(start+sendBatch, len(reqs))]
+		msgs := make([]*domain.Message, len(batch))
+		err := s.st.Update(ctx, func(w store.Writer) error {
+			for i := range batch {
+				m, err := s.insertInbound(w, &batch[i])
+				if err != nil {
+					return err
+				}
+				msgs[i] = m
+			}
+			return nil
+		})
+		if err != nil {
+			if start > 0 {
+				return out, fmt.Errorf("stored %d of %d messages, then: %w", start, len(reqs), err)
+			}
+			return nil, err
+		}
+		out = append(out, msgs...)
+	}
+	return out, nil
+}
+
+// insertInbound builds and stores one inbound message, choosing its queue
+// from the tuning values in force now (§3, §7).
+func (s *Service) insertInbound(w store.Writer, r *domain.SendRequest) (*domain.Message, error) {
+	now := s.opts.Now()
+	m := &domain.Message{
+		ID:        domain.NewID(),
+		QoS:       r.QoS,
+		Sender:    r.Sender,
+		Receivers: r.Receivers,
+		Interface: r.Interface,
+		AppQueue:  r.AppQueue,
+		Stage:     domain.Inbound,
+		Status:    domain.StatusTBDL,
+		Headers:   r.Headers,
+		CreatedAt: now,
+		UpdatedAt: now,
+	}
+	reason := "sent"
+	if r.Prepare {
+		m.Status, reason = domain.StatusPEND, "prepared (transactional send)"
+	}
+	queue, err := s.inboundQueue(w, r)
+	if err != nil {
+		return nil, err
+	}
+	m.Queue = queue
+	h := domain.HistoryEntry{At: now, To: m.Status, Actor: s.opts.Actor, Reason: reason}
+	if err := w.Insert(m, r.Payload, h); err != nil {
+		return nil, err
+	}
+	return w.Message(m.ID)
+}
+
+// ParamEOInbound is the tuning parameter that spreads EO inbound traffic (§7).
+const ParamEOInbound = "EO_INBOUND_PARALLEL"
+
+func (s *Service) inboundQueue(r store.Reader, req *domain.SendRequest) (string, error) {
+	if req.QoS == domain.EOIO {
+		return domain.EOIOInboundQueue(domain.PrefixXBQ, s.opts.Role, req.AppQueue), nil
+	}
+	n, ok, err := r.Param(ParamEOInbound, s.opts.Role.Subparameter())
+	if err != nil {
+		return "", err
+	}
+	if !ok || n < 1 {
+		n = 1
+	}
+	return domain.EOInboundQueue(s.opts.Role, s.opts.Rand(n)), nil
+}

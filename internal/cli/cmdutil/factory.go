@@ -1,0 +1,161 @@
+package cmdutil
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/queuectl/queuectl/internal/admin"
+	"github.com/queuectl/queuectl/internal/admin/local"
+	"github.com/queuectl/queuectl/internal/config"
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/output"
+	"github.com/queuectl/queuectl/internal/store/bolt"
+)
+
+// Factory gives commands lazy access to what they need. It is the one place
+// that decides how the admin service is reached.
+type Factory struct {
+	IO *IOStreams
+	// GlobalFlags are the root command's persistent flags, parsed before any
+	// command runs; Config reads them.
+	GlobalFlags *pflag.FlagSet
+	Now         func() time.Time
+
+	configOnce sync.Once
+	config     *config.Config
+	configErr  error
+
+	adminOnce sync.Once
+	admin     admin.Service
+	adminErr  error
+}
+
+// New returns a Factory over the given streams.
+func New(io *IOStreams) *Factory {
+	return &Factory{IO: io, Now: func() time.Time { return time.Now().UTC() }}
+}
+
+// Config loads the effective configuration once.
+func (f *Factory) Config() (*config.Config, error) {
+	f.configOnce.Do(func() {
+		flags := f.GlobalFlags
+		if flags == nil {
+			flags = pflag.NewFlagSet("none", pflag.ContinueOnError)
+		}
+		f.config, f.configErr = config.Load(flags)
+	})
+	return f.config, f.configErr
+}
+
+// Format returns the -o format, checked.
+func (f *Factory) Format() (output.Format, error) {
+	c, err := f.Config()
+	if err != nil {
+		return "", err
+	}
+	return output.ParseFormat(c.Output)
+}
+
+// Context returns a context bounded by --timeout (0 means none).
+func (f *Factory) Context(parent context.Context) (context.Context, context.CancelFunc) {
+	c, err := f.Config()
+	if err != nil || c.Timeout <= 0 {
+		return context.WithCancel(parent)
+	}
+	return context.WithTimeout(parent, c.Timeout)
+}
+
+// Admin opens the admin service once: the embedded store named by --store or
+// --db.
+func (f *Factory) Admin() (admin.Service, error) {
+	f.adminOnce.Do(func() { f.admin, f.adminErr = f.openAdmin() })
+	return f.admin, f.adminErr
+}
+
+// Close releases what the Factory opened.
+func (f *Factory) Close() error {
+	if f.admin != nil {
+		return f.admin.Close()
+	}
+	return nil
+}
+
+func (f *Factory) openAdmin() (admin.Service, error) {
+	c, err := f.Config()
+	if err != nil {
+		return nil, err
+	}
+	path, err := StorePath(c)
+	if err != nil {
+		return nil, err
+	}
+	st, err := bolt.Open(path, bolt.Options{})
+	if err != nil {
+		return nil, err
+	}
+	role, err := domain.ParseRole(c.Engine.Role)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return local.New(st, local.Options{
+		Role:       role,
+		MaxPayload: int64(c.Engine.MaxPayload),
+		Actor:      localActor(),
+	}), nil
+}
+
+// StorePath returns the bbolt file to open: from --store bolt:///path when
+// given, else --db.
+func StorePath(c *config.Config) (string, error) {
+	if c.Store == "" {
+		return c.DB, nil
+	}
+	u, err := url.Parse(c.Store)
+	if err != nil {
+		return "", domain.Invalidf("store URL %q is malformed: %v", c.Store, err)
+	}
+	switch u.Scheme {
+	case "bolt":
+		p := u.Path
+		if u.Host != "" { // bolt://relative/path
+			p = filepath.Join(u.Host, u.Path)
+		}
+		if p == "" {
+			return "", domain.Invalidf("store URL %q names no file; write bolt:///absolute/path.db", c.Store)
+		}
+		return p, nil
+	}
+	return "", domain.Invalidf("store URL %q: scheme %q is not supported; use bolt:///path/to/queuectl.db", redactURL(u), u.Scheme)
+}
+
+func redactURL(u *url.URL) string {
+	if _, ok := u.User.Password(); ok {
+		return strings.Replace(u.String(), u.User.String()+"@", u.User.Username()+":REDACTED@", 1)
+	}
+	return u.String()
+}
+
+// localActor names the operator in history and audit entries in embedded mode.
+func localActor() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return "local:" + u.Username
+	}
+	return "local"
+}
+
+// Hintf prints a hint or progress line to stderr unless --quiet is set.
+func (f *Factory) Hintf(format string, args ...any) {
+	if c, err := f.Config(); err == nil && c.Quiet {
+		return
+	}
+	fmt.Fprintf(f.IO.ErrOut, "queuectl: "+format+"\n", args...)
+}

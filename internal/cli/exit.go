@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/queuectl/queuectl/internal/domain"
+)
+
+// Exit codes of §5.
+const (
+	ExitOK          = 0
+	ExitError       = 1
+	ExitUsage       = 2
+	ExitNotFound    = 3
+	ExitConflict    = 4
+	ExitPartial     = 5
+	ExitUnavailable = 6
+	ExitDenied      = 7
+	ExitInterrupted = 130
+)
+
+// ErrPartial marks a bulk action that changed some but not all of its targets.
+var ErrPartial = errors.New("partial")
+
+// ErrSilent ends a command with an exit code whose explanation the command
+// has already printed.
+type ErrSilent struct{ Code int }
+
+func (e *ErrSilent) Error() string { return fmt.Sprintf("exit %d", e.Code) }
+
+// ExitCode decides the process's exit code from the error a command returned.
+// It is the only place that does.
+func ExitCode(err error) int {
+	var silent *ErrSilent
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &silent):
+		return silent.Code
+	case errors.Is(err, context.Canceled):
+		return ExitInterrupted
+	case errors.Is(err, domain.ErrInvalid), errors.Is(err, domain.ErrTooLarge):
+		return ExitUsage
+	case errors.Is(err, domain.ErrNotFound):
+		return ExitNotFound
+	case errors.Is(err, domain.ErrConflict):
+		return ExitConflict
+	case errors.Is(err, ErrPartial):
+		return ExitPartial
+	case errors.Is(err, domain.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
+		return ExitUnavailable
+	case errors.Is(err, domain.ErrPermission):
+		return ExitDenied
+	}
+	return ExitError
+}
+
+// PrintError writes err to w as `queuectl: <message>`, plus its hint line.
+func PrintError(w io.Writer, err error) {
+	var silent *ErrSilent
+	if errors.As(err, &silent) {
+		return
+	}
+	msg := err.Error()
+	switch {
+	case errors.Is(err, context.Canceled):
+		msg = "interrupted"
+	case errors.Is(err, context.DeadlineExceeded):
+		msg = "timed out (see --timeout): " + msg
+	}
+	fmt.Fprintf(w, "queuectl: %s\n", msg)
+	if hint := domain.HintOf(err); hint != "" {
+		fmt.Fprintf(w, "hint: %s\n", hint)
+	}
+}

@@ -1,0 +1,116 @@
+// Package cli is queuectl's command line: the root command, the global
+// flags, and the mapping from errors to exit codes.
+package cli
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/queuectl/queuectl/internal/buildinfo"
+	"github.com/queuectl/queuectl/internal/cli/cmdutil"
+	configcmd "github.com/queuectl/queuectl/internal/cli/config"
+	"github.com/queuectl/queuectl/internal/cli/gendocs"
+	"github.com/queuectl/queuectl/internal/cli/message"
+	"github.com/queuectl/queuectl/internal/cli/queue"
+	"github.com/queuectl/queuectl/internal/cli/send"
+	"github.com/queuectl/queuectl/internal/domain"
+)
+
+// Main runs queuectl with the process's arguments and streams and returns
+// the exit code.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	f := cmdutil.New(cmdutil.System())
+	return Run(ctx, f, os.Args[1:])
+}
+
+// Run executes one command line against f and returns the exit code, having
+// printed any error to f.IO.ErrOut.
+func Run(ctx context.Context, f *cmdutil.Factory, args []string) int {
+	root := NewRootCmd(f)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		err = classifyCobraError(err)
+		PrintError(f.IO.ErrOut, err)
+	}
+	return ExitCode(err)
+}
+
+// NewRootCmd builds the command tree.
+func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "queuectl",
+		Short: "Administer asynchronous message queues: EO and EOIO queues, blocked heads, the blacklist",
+		Long: `queuectl keeps asynchronous message flows healthy. It stores messages with two
+qualities of service — EO (exactly once, spread over parallel queues) and EOIO
+(exactly once in order, per application queue) — and lets operators list
+queues, find the message that blocks an ordered queue, and inspect messages,
+from the shell or in scripts.
+
+Every command works on the embedded store (a bbolt file, by default
+$XDG_DATA_HOME/queuectl/queuectl.db) unless told otherwise.`,
+		Version:       buildinfo.Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		CompletionOptions: cobra.CompletionOptions{
+			HiddenDefaultCmd: true,
+		},
+	}
+	root.SetVersionTemplate(buildinfo.String() + "\n")
+	root.SetIn(f.IO.In)
+	root.SetOut(f.IO.Out)
+	root.SetErr(f.IO.ErrOut)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return domain.WithHint(domain.ErrInvalid, err.Error(), "see '"+c.CommandPath()+" --help'")
+	})
+
+	pf := root.PersistentFlags()
+	pf.String("db", "", "embedded store file (default $XDG_DATA_HOME/queuectl/queuectl.db)")
+	pf.String("store", "", "store URL: bolt:///path/to/file.db (overrides --db)")
+	pf.String("config", "", "config file (default $XDG_CONFIG_HOME/queuectl/config.yaml)")
+	pf.StringP("output", "o", "table", "output format: table, wide, json, jsonl, yaml, ids")
+	pf.Bool("no-color", false, "disable colour (also NO_COLOR)")
+	pf.BoolP("quiet", "q", false, "print only data, no hints or progress")
+	pf.Duration("timeout", 0, "give up after this long (e.g. 30s); 0 waits as long as needed")
+	f.GlobalFlags = pf
+	_ = root.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"table", "wide", "json", "jsonl", "yaml", "ids"}, cobra.ShellCompDirectiveNoFileComp
+	})
+
+	root.AddCommand(
+		send.NewCmd(f, nil),
+		queue.NewCmd(f),
+		message.NewCmd(f),
+		configcmd.NewCmd(f),
+		newVersionCmd(f),
+		newCompletionCmd(),
+		gendocs.NewCmd(root),
+	)
+	return root
+}
+
+// classifyCobraError marks cobra's own usage errors (unknown command, wrong
+// number of arguments) as usage errors, exit 2.
+func classifyCobraError(err error) error {
+	if errors.Is(err, domain.ErrInvalid) {
+		return err
+	}
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "invalid argument"} {
+		if strings.HasPrefix(msg, p) {
+			return domain.WithHint(domain.ErrInvalid, msg, "see 'queuectl --help'")
+		}
+	}
+	return err
+}

@@ -1,0 +1,220 @@
+// Package send implements `queuectl send`: store new inbound messages.
+package send
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/queuectl/queuectl/internal/admin"
+	"github.com/queuectl/queuectl/internal/cli/cmdutil"
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/output"
+)
+
+// Options are the parsed flags of `queuectl send`.
+type Options struct {
+	IO     *cmdutil.IOStreams
+	Admin  func() (admin.Service, error)
+	Format func() (output.Format, error)
+	Hintf  func(format string, args ...any)
+
+	QoS       string
+	Sender    string
+	Receivers []string
+	AppQueue  string
+	Interface string
+	Headers   []string
+	File      string
+	JSONL     bool
+	Prepare   bool
+}
+
+// NewCmd builds the command; runF replaces the run function in flag tests.
+func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{
+		IO: f.IO, Admin: f.Admin, Format: f.Format, Hintf: f.Hintf,
+	}
+	cmd := &cobra.Command{
+		Use:   "send",
+		Short: "Send a message (payload from --file or stdin), or a batch with --jsonl",
+		Long: `Store a new inbound message and print its id.
+
+The payload is read from --file, or from stdin. It may be empty and may be
+binary; it is stored byte for byte. With --prepare the message is stored as PEND
+for a transactional send and becomes visible to delivery only on 'tx commit'.
+
+With --jsonl, stdin holds one message per line:
+  {"qos":"EO","sender":"ERP","receiver":"WMS","interface":"OrderCreate",
+   "headers":{"k":"v"},"payload":"text"}
+("receivers" takes a list, "payload_b64" a base64 payload, "app_queue" the
+EOIO application queue, "prepare" true for PEND). Every line is checked before
+anything is stored; a bad line is named and nothing is stored. The ids are
+printed one per line, in input order.`,
+		Example: `  echo '<order id="4711"/>' | queuectl send --qos EO --sender ERP --receiver WMS
+  queuectl send --qos EOIO --sender ERP --receiver WMS --app-queue ORDERS_DE --file order.xml
+  queuectl send --qos EO --sender ERP --receiver WMS --header X-Trace=abc < payload.bin
+  queuectl send --jsonl < messages.jsonl`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.QoS, "qos", "", "quality of service: EO or EOIO")
+	fl.StringVar(&opts.Sender, "sender", "", "sending system (1-60 of A-Z a-z 0-9 _ - .)")
+	fl.StringArrayVar(&opts.Receivers, "receiver", nil, "receiving system; repeat for several")
+	fl.StringVar(&opts.AppQueue, "app-queue", "", "EOIO application queue (1-16 of A-Z 0-9 _ /)")
+	fl.StringVar(&opts.Interface, "interface", "", "interface name (up to 120 characters)")
+	fl.StringArrayVar(&opts.Headers, "header", nil, "header KEY=VALUE; repeat for several")
+	fl.StringVar(&opts.File, "file", "", "read the payload from this file instead of stdin")
+	fl.BoolVar(&opts.JSONL, "jsonl", false, "read one message per line of JSON from stdin")
+	fl.BoolVar(&opts.Prepare, "prepare", false, "store as PEND for a transactional send (commit with 'tx commit')")
+	_ = cmd.RegisterFlagCompletionFunc("qos", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"EO", "EOIO"}, cobra.ShellCompDirectiveNoFileComp
+	})
+	return cmd
+}
+
+// Run sends the message or batch and prints the ids.
+func Run(ctx context.Context, opts *Options) error {
+	format, err := opts.Format()
+	if err != nil {
+		return err
+	}
+	var reqs []domain.SendRequest
+	var lines []int
+	if opts.JSONL {
+		if err := opts.checkJSONLFlags(); err != nil {
+			return err
+		}
+		if reqs, lines, err = ReadJSONL(opts.IO.In); err != nil {
+			return err
+		}
+		if len(reqs) == 0 {
+			return domain.Invalidf("--jsonl: stdin held no messages")
+		}
+	} else {
+		req, err := opts.request()
+		if err != nil {
+			return err
+		}
+		reqs = []domain.SendRequest{*req}
+	}
+	svc, err := opts.Admin()
+	if err != nil {
+		return err
+	}
+	msgs, err := svc.Send(ctx, reqs)
+	var rerr *admin.RequestError
+	if errors.As(err, &rerr) && opts.JSONL {
+		return fmt.Errorf("line %d: %w; nothing was stored", lines[rerr.Index], rerr.Err)
+	}
+	if err != nil {
+		return err
+	}
+	return print(opts.IO.Out, format, msgs)
+}
+
+func (opts *Options) checkJSONLFlags() error {
+	if opts.QoS != "" || opts.Sender != "" || len(opts.Receivers) > 0 || opts.AppQueue != "" ||
+		opts.Interface != "" || len(opts.Headers) > 0 || opts.File != "" || opts.Prepare {
+		return domain.Invalidf("--jsonl takes every field from its input lines; drop the other send flags")
+	}
+	return nil
+}
+
+// request builds the single message of a plain send from flags and payload.
+func (opts *Options) request() (*domain.SendRequest, error) {
+	if opts.QoS == "" {
+		return nil, domain.WithHint(domain.ErrInvalid, "--qos is required (EO or EOIO)",
+			"e.g. queuectl send --qos EO --sender ERP --receiver WMS < payload")
+	}
+	qos, err := domain.ParseQoS(opts.QoS)
+	if err != nil {
+		return nil, err
+	}
+	headers, err := parseHeaders(opts.Headers)
+	if err != nil {
+		return nil, err
+	}
+	req := &domain.SendRequest{
+		QoS: qos, Sender: opts.Sender, Receivers: opts.Receivers, AppQueue: opts.AppQueue,
+		Interface: opts.Interface, Headers: headers, Prepare: opts.Prepare,
+	}
+	// Check everything but the payload before waiting on stdin.
+	if err := req.Validate(1<<62 - 1); err != nil {
+		return nil, err
+	}
+	if req.Payload, err = opts.readPayload(); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+func (opts *Options) readPayload() ([]byte, error) {
+	if opts.File != "" {
+		b, err := os.ReadFile(opts.File)
+		if err != nil {
+			return nil, domain.Invalidf("--file: %v", unwrapPathError(err))
+		}
+		return b, nil
+	}
+	if opts.IO.StdinTTY {
+		opts.Hintf("reading the payload from stdin; end it with Ctrl-D (or use --file)")
+	}
+	b, err := io.ReadAll(opts.IO.In)
+	if err != nil {
+		return nil, fmt.Errorf("reading the payload from stdin: %w", err)
+	}
+	return b, nil
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Path, pe.Err)
+	}
+	return err
+}
+
+func parseHeaders(kvs []string) (map[string]string, error) {
+	if len(kvs) == 0 {
+		return nil, nil
+	}
+	h := make(map[string]string, len(kvs))
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, domain.Invalidf("--header %q must be KEY=VALUE", kv)
+		}
+		if _, dup := h[k]; dup {
+			return nil, domain.Invalidf("--header %q is given twice", k)
+		}
+		h[k] = v
+	}
+	return h, nil
+}
+
+// print writes the stored messages: their ids for table and ids output (so
+// that id=$(queuectl send ...) works), the message objects otherwise.
+func print(w io.Writer, f output.Format, msgs []*domain.Message) error {
+	if f.Tabular() {
+		f = output.IDs
+	}
+	l := output.NewList[*domain.Message](w, f, nil, func(m *domain.Message) string { return m.ID })
+	for _, m := range msgs {
+		if err := l.Add(m); err != nil {
+			return err
+		}
+	}
+	return l.Close()
+}

@@ -1,0 +1,216 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+
+	"github.com/queuectl/queuectl/internal/domain"
+)
+
+// EnvPrefix is the prefix of the environment variables that set configuration keys.
+const EnvPrefix = "QUEUECTL"
+
+// flagKeys maps global flag names to their configuration keys. --server is
+// stored as server_url because server: is the serve section of the file.
+var flagKeys = map[string]string{
+	"db": "db", "store": "store", "server": "server_url", "context": "context",
+	"token": "token", "token-file": "token_file", "output": "output",
+	"no-color": "no_color", "quiet": "quiet", "timeout": "timeout",
+}
+
+func setDefaults(v *viper.Viper) {
+	v.SetDefault("db", DefaultDBPath())
+	v.SetDefault("store", "")
+	v.SetDefault("server_url", "")
+	v.SetDefault("context", "")
+	v.SetDefault("token", "")
+	v.SetDefault("token_file", "")
+	v.SetDefault("output", "table")
+	v.SetDefault("no_color", false)
+	v.SetDefault("quiet", false)
+	v.SetDefault("timeout", "30s")
+	v.SetDefault("engine.role", "central")
+	v.SetDefault("engine.node_id", "")
+	v.SetDefault("engine.workers", 16)
+	v.SetDefault("engine.max_payload", "10MiB")
+	v.SetDefault("engine.retry.count", 3)
+	v.SetDefault("engine.retry.interval", "5m")
+	v.SetDefault("engine.retry.backoff", "fixed")
+	v.SetDefault("engine.retry.max_interval", "1h")
+	v.SetDefault("engine.blacklisting.enabled", true)
+	v.SetDefault("engine.blacklisting.crashes", 2)
+	v.SetDefault("engine.retention.delivered", "24h")
+	v.SetDefault("engine.retention.failed", "720h")
+	v.SetDefault("engine.shutdown_timeout", "30s")
+	v.SetDefault("tx.check_after", "30s")
+	v.SetDefault("tx.check_interval", "30s")
+	v.SetDefault("tx.max_checks", 10)
+	v.SetDefault("server.listen", "")
+	v.SetDefault("server.tls_cert", "")
+	v.SetDefault("server.tls_key", "")
+	v.SetDefault("cluster.heartbeat", "1s")
+	v.SetDefault("cluster.lease_ttl", "10s")
+	v.SetDefault("current_context", "")
+}
+
+// DefaultDBPath is $XDG_DATA_HOME/queuectl/queuectl.db (~/.local/share/... when unset).
+func DefaultDBPath() string {
+	dir := os.Getenv("XDG_DATA_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			home = "."
+		}
+		dir = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(dir, "queuectl", "queuectl.db")
+}
+
+// DefaultFile is $XDG_CONFIG_HOME/queuectl/config.yaml (~/.config/... when unset).
+func DefaultFile() string {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "queuectl", "config.yaml")
+}
+
+// Load builds the effective configuration from the parsed global flags, the
+// environment and the config file: the one named by --config (which must
+// exist), else the default file if it exists.
+func Load(flags *pflag.FlagSet) (*Config, error) {
+	v := viper.New()
+	setDefaults(v)
+	v.SetEnvPrefix(EnvPrefix)
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+	if err := v.BindEnv("server_url", EnvPrefix+"_SERVER"); err != nil {
+		return nil, err
+	}
+	for name, key := range flagKeys {
+		if f := flags.Lookup(name); f != nil {
+			if err := v.BindPFlag(key, f); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	file, explicit := "", false
+	if f := flags.Lookup("config"); f != nil && f.Value.String() != "" {
+		file, explicit = f.Value.String(), true
+	} else if env := os.Getenv(EnvPrefix + "_CONFIG"); env != "" {
+		file, explicit = env, true
+	} else {
+		file = DefaultFile()
+	}
+	if file != "" {
+		v.SetConfigFile(file)
+		v.SetConfigType("yaml")
+		if err := v.ReadInConfig(); err != nil {
+			var pe *fs.PathError
+			switch {
+			case errors.As(err, &pe) && errors.Is(err, fs.ErrNotExist) && !explicit:
+				file = ""
+			case errors.As(err, &pe):
+				return nil, domain.Invalidf("config file %s: %v", file, pe.Err)
+			default:
+				return nil, domain.Invalidf("config file %s is not valid YAML: %v", file, err)
+			}
+		}
+	}
+
+	var c Config
+	hook := viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
+		mapstructure.TextUnmarshallerHookFunc(),
+		mapstructure.StringToTimeDurationHookFunc(),
+		mapstructure.StringToSliceHookFunc(","),
+	))
+	if err := v.UnmarshalExact(&c, hook); err != nil {
+		return nil, domain.Invalidf("configuration: %s", cleanDecodeError(err))
+	}
+	if os.Getenv("NO_COLOR") != "" {
+		c.NoColor = true
+	}
+	c.File = file
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// cleanDecodeError turns mapstructure's multi-line error into one line.
+func cleanDecodeError(err error) string {
+	s := err.Error()
+	s = strings.ReplaceAll(s, "decoding failed due to the following error(s):\n\n", "")
+	s = strings.ReplaceAll(s, "\n", "; ")
+	return strings.TrimSpace(s)
+}
+
+// Validate checks the values that a typo would otherwise carry into a
+// running engine.
+func (c *Config) Validate() error {
+	if _, err := domain.ParseRole(c.Engine.Role); err != nil {
+		return err
+	}
+	checks := []struct {
+		ok   bool
+		what string
+	}{
+		{c.Engine.Workers >= 1, fmt.Sprintf("engine.workers %d must be at least 1", c.Engine.Workers)},
+		{c.Engine.MaxPayload >= 0, fmt.Sprintf("engine.max_payload %d must not be negative", c.Engine.MaxPayload)},
+		{c.Engine.Retry.Count >= 0, fmt.Sprintf("engine.retry.count %d must not be negative", c.Engine.Retry.Count)},
+		{c.Engine.Retry.Interval >= 0, "engine.retry.interval must not be negative"},
+		{c.Engine.Retry.Backoff == "fixed" || c.Engine.Retry.Backoff == "exponential",
+			fmt.Sprintf("engine.retry.backoff %q must be fixed or exponential", c.Engine.Retry.Backoff)},
+		{c.Engine.Blacklisting.Crashes >= 1, fmt.Sprintf("engine.blacklisting.crashes %d must be at least 1", c.Engine.Blacklisting.Crashes)},
+		{c.Timeout >= 0, "timeout must not be negative"},
+	}
+	for _, ch := range checks {
+		if !ch.ok {
+			return domain.Invalidf("%s", ch.what)
+		}
+	}
+	for name, r := range c.Receivers {
+		if err := r.validate(name); err != nil {
+			return err
+		}
+	}
+	if c.Context != "" {
+		if _, ok := c.Contexts[c.Context]; !ok {
+			return domain.Invalidf("context %q is not defined under contexts: in the config file", c.Context)
+		}
+	}
+	return nil
+}
+
+func (r Receiver) validate(name string) error {
+	if err := domain.ValidateParty("receiver", name); err != nil {
+		return err
+	}
+	switch r.Type {
+	case "http":
+		if len(r.URLs) == 0 {
+			return domain.Invalidf("receivers.%s: type http needs urls", name)
+		}
+	case "exec":
+		if len(r.Command) == 0 {
+			return domain.Invalidf("receivers.%s: type exec needs command", name)
+		}
+	case "file":
+		if r.Dir == "" {
+			return domain.Invalidf("receivers.%s: type file needs dir", name)
+		}
+	case "discard":
+	default:
+		return domain.Invalidf("receivers.%s: type %q must be http, exec, file or discard", name, r.Type)
+	}
+	return nil
+}
