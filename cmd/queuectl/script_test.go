@@ -1,0 +1,107 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/queuectl/queuectl/internal/cli"
+	"github.com/queuectl/queuectl/internal/store/bolt"
+)
+
+// TestMain lets the test binary run as `queuectl` inside scripts, so every
+// script drives the real command in its own process.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"queuectl": func() { os.Exit(cli.Main()) },
+	})
+}
+
+// TestScript runs testdata/script/*.txtar end to end.
+func TestScript(t *testing.T) {
+	t.Parallel()
+	testscript.Run(t, ScriptParams(t))
+}
+
+// ScriptParams are the settings every script run shares.
+func ScriptParams(t *testing.T) testscript.Params {
+	return testscript.Params{
+		Dir:                 filepath.Join("..", "..", "testdata", "script"),
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		Setup: func(env *testscript.Env) error {
+			work := env.WorkDir
+			env.Setenv("HOME", work)
+			env.Setenv("XDG_DATA_HOME", filepath.Join(work, ".data"))
+			env.Setenv("XDG_CONFIG_HOME", filepath.Join(work, ".config"))
+			env.Setenv("NO_COLOR", "1")
+			env.Setenv("DB", filepath.Join(work, ".data", "queuectl", "queuectl.db"))
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exits":    cmdExits,
+			"holdlock": cmdHoldLock,
+			"genjsonl": cmdGenJSONL,
+		},
+	}
+}
+
+// cmdExits runs a command and checks its exit code: exits N cmd args...
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits CODE command [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exits: %q is not an exit code", args[0])
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exits: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("exit code %d, want %d", got, want)
+	}
+}
+
+// cmdHoldLock opens a store in the test process, so that the queuectl
+// processes the script starts find it locked, until the script ends or
+// `holdlock -release PATH` runs: holdlock PATH.
+func cmdHoldLock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: holdlock PATH")
+	}
+	st, err := bolt.Open(ts.MkAbs(args[0]), bolt.Options{Timeout: 5 * time.Second})
+	ts.Check(err)
+	ts.Defer(func() { st.Close() })
+}
+
+// cmdGenJSONL writes N valid send --jsonl lines to a file: genjsonl N FILE.
+func cmdGenJSONL(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: genjsonl N FILE")
+	}
+	n, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	f, err := os.Create(ts.MkAbs(args[1]))
+	ts.Check(err)
+	defer f.Close()
+	for i := range n {
+		if i%2 == 0 {
+			fmt.Fprintf(f, `{"qos":"EO","sender":"ERP","receiver":"WMS","payload":"order %d"}`+"\n", i)
+		} else {
+			fmt.Fprintf(f, `{"qos":"EOIO","sender":"ERP","receiver":"WMS","app_queue":"ORDERS_DE","payload":"order %d"}`+"\n", i)
+		}
+	}
+}
