@@ -72,8 +72,8 @@ type Reader interface {
 type Writer interface {
 	Reader
 	// Insert stores a new message and its payload. The message must have an
-	// id, queue, qos, stage and status; the store sets Size, assigns Seq from
-	// the queue's sequence unless the status is PEND (a PEND message gets its
+	// id, queue, qos, stage and status; the store sets Size and assigns Seq
+	// (on m itself, as stored) from the queue's sequence unless the status is PEND (a PEND message gets its
 	// seq when it leaves PEND), creates the queue record on first use, and
 	// records h as the first history entry (h.To is the message's status).
 	// An id that exists already is a conflict.

@@ -78,7 +78,7 @@ func (s *Service) insertInbound(w store.Writer, r *domain.SendRequest) (*domain.
 	if err := w.Insert(m, r.Payload, h); err != nil {
 		return nil, err
 	}
-	return w.Message(m.ID)
+	return m, nil
 }
 
 // ParamEOInbound is the tuning parameter that spreads EO inbound traffic (§7).
