@@ -47,5 +47,8 @@ func Truncate(s string, n int) string {
 	if len(r) <= n {
 		return s
 	}
+	if n < 1 {
+		return ""
+	}
 	return string(r[:n-1]) + "…"
 }

@@ -3,6 +3,7 @@ package output
 import (
 	"bytes"
 	"io"
+	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
@@ -20,6 +21,8 @@ type tableWriter[T any] struct {
 	cols     []Column[T]
 	held     [][]string
 	streamer *tablewriter.Table
+	// widths are the content widths of a streamed table's columns.
+	widths []int
 }
 
 func newTableWriter[T any](w io.Writer, cols []Column[T]) *tableWriter[T] {
@@ -32,7 +35,7 @@ func (t *tableWriter[T]) add(v T) error {
 		row[i] = c.Value(v)
 	}
 	if t.streamer != nil {
-		return t.streamer.Append(row)
+		return t.streamer.Append(t.clip(row))
 	}
 	t.held = append(t.held, row)
 	if len(t.held) < measureRows {
@@ -52,11 +55,13 @@ func (t *tableWriter[T]) headers() []string {
 // startStream switches from holding rows to streaming them with fixed widths.
 func (t *tableWriter[T]) startStream() error {
 	widths := tw.NewMapper[int, int]()
+	t.widths = make([]int, len(t.cols))
 	for i, c := range t.cols {
-		w := max(len(c.Header), c.Max)
+		w := max(utf8.RuneCountInString(c.Header), c.Max)
 		for _, r := range t.held {
-			w = max(w, len(r[i]))
+			w = max(w, utf8.RuneCountInString(r[i]))
 		}
+		t.widths[i] = w
 		widths.Set(i, w+len(cellGap))
 	}
 	t.streamer = tablewriter.NewTable(t.w, append(tableOptions(),
@@ -73,6 +78,15 @@ func (t *tableWriter[T]) startStream() error {
 	}
 	t.held = nil
 	return nil
+}
+
+// clip shortens the cells of a streamed row that are wider than their
+// column, with an ellipsis: the table would otherwise cut them silently.
+func (t *tableWriter[T]) clip(row []string) []string {
+	for i, cell := range row {
+		row[i] = Truncate(cell, t.widths[i])
+	}
+	return row
 }
 
 func (t *tableWriter[T]) close() error {
