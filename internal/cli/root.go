@@ -5,6 +5,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"strings"
@@ -109,7 +110,15 @@ func classifyCobraError(err error) error {
 	msg := err.Error()
 	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "invalid argument"} {
 		if strings.HasPrefix(msg, p) {
-			return domain.WithHint(domain.ErrInvalid, msg, "see 'queuectl --help'")
+			hint := "see 'queuectl --help'"
+			// cobra appends its suggestions to the message; make them the hint.
+			if m, s, ok := strings.Cut(msg, "\n\nDid you mean this?\n"); ok {
+				if f := strings.Fields(s); len(f) > 0 {
+					hint = fmt.Sprintf("did you mean 'queuectl %s'? %s", f[0], hint)
+				}
+				msg = m
+			}
+			return domain.WithHint(domain.ErrInvalid, strings.TrimSpace(msg), hint)
 		}
 	}
 	return err

@@ -2,23 +2,38 @@ package cli
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/queuectl/queuectl/internal/buildinfo"
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
+	"github.com/queuectl/queuectl/internal/domain"
 )
 
 func newVersionCmd(f *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, commit and build date",
-		Args:  cobra.NoArgs,
+		Args:  cmdutil.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			_, err := fmt.Fprintln(f.IO.Out, buildinfo.String())
 			return err
 		},
 	}
+}
+
+// shells are the shells `completion` writes scripts for.
+var shells = []string{"bash", "zsh", "fish", "powershell"}
+
+func validShell(cmd *cobra.Command, args []string) error {
+	if slices.Contains(shells, args[0]) {
+		return nil
+	}
+	return domain.WithHint(domain.ErrInvalid,
+		fmt.Sprintf("shell %q is not supported; use one of %s", args[0], strings.Join(shells, ", ")),
+		"see 'queuectl completion --help'")
 }
 
 func newCompletionCmd() *cobra.Command {
@@ -31,8 +46,8 @@ func newCompletionCmd() *cobra.Command {
   zsh:         queuectl completion zsh > "${fpath[1]}/_queuectl"
   fish:        queuectl completion fish > ~/.config/fish/completions/queuectl.fish
   powershell:  queuectl completion powershell | Out-String | Invoke-Expression`,
-		ValidArgs: []string{"bash", "zsh", "fish", "powershell"},
-		Args:      cobra.MatchAll(cobra.ExactArgs(1), cobra.OnlyValidArgs),
+		ValidArgs: shells,
+		Args:      cobra.MatchAll(cmdutil.ExactArgs(1, "SHELL"), validShell),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			root, out := cmd.Root(), cmd.OutOrStdout()
 			switch args[0] {

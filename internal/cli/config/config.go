@@ -17,7 +17,8 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
 		Short: "Show the configuration",
-		Args:  cobra.NoArgs,
+		Args:  cobra.ArbitraryArgs,
+		RunE:  cmdutil.RunGroup,
 	}
 	cmd.AddCommand(newViewCmd(f))
 	return cmd
@@ -34,7 +35,7 @@ file; -o json prints it as JSON.`,
 		Example: `  queuectl config view
   QUEUECTL_ENGINE_WORKERS=32 queuectl config view
   queuectl --config ./prod.yaml config view -o json`,
-		Args: cobra.NoArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			c, err := f.Config()
 			if err != nil {

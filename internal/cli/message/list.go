@@ -49,7 +49,7 @@ from now (90s, 15m, 2h, 7d) or an RFC 3339 time.`,
   queuectl message list --queue XBQIORDERS_DE --limit 0 -o jsonl
   queuectl message list --receiver WMS --error timeout --older-than 1h
   queuectl message list --limit 100 --after 0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1f`,
-		Args: cobra.NoArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runF != nil {
 				return runF(cmd.Context(), opts)

@@ -18,7 +18,8 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "message",
 		Short: "List, inspect and read messages",
-		Args:  cobra.NoArgs,
+		Args:  cobra.ArbitraryArgs,
+		RunE:  cmdutil.RunGroup,
 	}
 	cmd.AddCommand(NewListCmd(f, nil), NewShowCmd(f, nil), NewPayloadCmd(f, nil))
 	return cmd

@@ -46,7 +46,7 @@ head is NDLV and holds up the queue), STOPPED (stopped by an operator), EMPTY.`,
   queuectl queue list --state BLOCKED,WAITING
   queuectl queue list --qos EOIO --name 'XBQ*' -o wide
   queuectl queue list --receiver WMS -o json`,
-		Args: cobra.NoArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runF != nil {
 				return runF(cmd.Context(), opts)

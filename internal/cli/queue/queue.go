@@ -17,7 +17,8 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "queue",
 		Short: "List and inspect physical queues",
-		Args:  cobra.NoArgs,
+		Args:  cobra.ArbitraryArgs,
+		RunE:  cmdutil.RunGroup,
 	}
 	cmd.AddCommand(NewListCmd(f, nil), NewShowCmd(f, nil))
 	return cmd

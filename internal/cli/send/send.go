@@ -60,7 +60,7 @@ printed one per line, in input order.`,
   queuectl send --qos EOIO --sender ERP --receiver WMS --app-queue ORDERS_DE --file order.xml
   queuectl send --qos EO --sender ERP --receiver WMS --header X-Trace=abc < payload.bin
   queuectl send --jsonl < messages.jsonl`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -82,6 +82,17 @@ printed one per line, in input order.`,
 		return []string{"EO", "EOIO"}, cobra.ShellCompDirectiveNoFileComp
 	})
 	return cmd
+}
+
+// noArgs refuses arguments, with a hint for the likely mistake of naming
+// the payload file as one.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	return domain.WithHint(domain.ErrInvalid,
+		fmt.Sprintf("queuectl send takes no arguments, got %q", strings.Join(args, " ")),
+		fmt.Sprintf("to send a file's content: --file %s (or < %s)", args[0], args[0]))
 }
 
 // Run sends the message or batch and prints the ids.
