@@ -43,12 +43,14 @@ func ScriptParams(t *testing.T) testscript.Params {
 			env.Setenv("XDG_CONFIG_HOME", filepath.Join(work, ".config"))
 			env.Setenv("NO_COLOR", "1")
 			env.Setenv("DB", filepath.Join(work, ".data", "queuectl", "queuectl.db"))
+			env.Values[heldLocksKey{}] = heldLocks{}
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exits":    cmdExits,
 			"holdlock": cmdHoldLock,
 			"genjsonl": cmdGenJSONL,
+			"genbytes": cmdGenBytes,
 		},
 	}
 }
@@ -75,16 +77,42 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+// heldLocks are the stores a script holds open with holdlock, by path.
+type heldLocks map[string]*bolt.Store
+
+// heldLocksKey finds a script's heldLocks among its testscript values.
+type heldLocksKey struct{}
+
 // cmdHoldLock opens a store in the test process, so that the queuectl
 // processes the script starts find it locked, until the script ends or
-// `holdlock -release PATH` runs: holdlock PATH.
+// `holdlock -release PATH` runs: holdlock [-release] PATH.
 func cmdHoldLock(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: holdlock PATH")
+	release := len(args) == 2 && args[0] == "-release"
+	if release {
+		args = args[1:]
 	}
-	st, err := bolt.Open(ts.MkAbs(args[0]), bolt.Options{Timeout: 5 * time.Second})
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: holdlock [-release] PATH")
+	}
+	held := ts.Value(heldLocksKey{}).(heldLocks)
+	path := ts.MkAbs(args[0])
+	if release {
+		st, ok := held[path]
+		if !ok {
+			ts.Fatalf("holdlock: %s is not held", path)
+		}
+		delete(held, path)
+		ts.Check(st.Close())
+		return
+	}
+	st, err := bolt.Open(path, bolt.Options{Timeout: 5 * time.Second})
 	ts.Check(err)
-	ts.Defer(func() { st.Close() })
+	held[path] = st
+	ts.Defer(func() {
+		if held[path] == st {
+			st.Close()
+		}
+	})
 }
 
 // cmdGenJSONL writes N valid send --jsonl lines to a file: genjsonl N FILE.
@@ -104,4 +132,19 @@ func cmdGenJSONL(ts *testscript.TestScript, neg bool, args []string) {
 			fmt.Fprintf(f, `{"qos":"EOIO","sender":"ERP","receiver":"WMS","app_queue":"ORDERS_DE","payload":"order %d"}`+"\n", i)
 		}
 	}
+}
+
+// cmdGenBytes writes N bytes to a file, the values 0 to 255 repeated, for
+// binary payloads a txtar section cannot hold: genbytes N FILE.
+func cmdGenBytes(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: genbytes N FILE")
+	}
+	n, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i)
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), b, 0o644))
 }

@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os/user"
@@ -98,6 +99,11 @@ func (f *Factory) openAdmin() (admin.Service, error) {
 		return nil, err
 	}
 	st, err := bolt.Open(path, bolt.Options{})
+	if errors.Is(err, bolt.ErrNotStore) {
+		// The store cannot be used, as when it is locked or down: exit 6.
+		return nil, domain.WithHint(domain.ErrUnavailable, err.Error(),
+			"point --db at the right file, or move this one aside to start a new store")
+	}
 	if err != nil {
 		return nil, err
 	}
