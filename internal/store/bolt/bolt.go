@@ -1,0 +1,174 @@
+// Package bolt is the embedded store of queuectl: one bbolt file that one
+// process opens for writing at a time. It implements store.Store.
+//
+// Layout (all keys sort so that cursors walk them in the order lists need):
+//
+//	meta        format marker and layout version
+//	messages    id -> message metadata
+//	payloads    id -> payload bytes
+//	history     id 0x00 be32(n) -> history entry n
+//	queue_all   queue 0x00 be64(seq) -> id, every message that has a seq
+//	queue_open  queue 0x00 be64(seq) -> id, messages not PEND, DLVD or FAIL
+//	status      status 0x00 id -> (empty), the status index
+//	queues      name -> queue record with its per-status counts
+//	params      name 0x00 sub -> be64(value)
+//	audit       be64(seq) -> audit entry
+package bolt
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/store"
+)
+
+// DefaultTimeout is how long Open waits for a lock held by another process
+// before it reports the store as in use.
+const DefaultTimeout = time.Second
+
+// batchDelay is how long an Update waits for other Updates to share its
+// commit. It bounds the latency a lone Update pays for grouping.
+const batchDelay = 2 * time.Millisecond
+
+// Options configure Open.
+type Options struct {
+	// Timeout bounds the wait for a lock held by another process; zero means
+	// DefaultTimeout.
+	Timeout time.Duration
+	// ReadOnly opens the store under a shared lock, for reading only. The
+	// file must exist and be a queuectl store.
+	ReadOnly bool
+	// NoSync skips the fsync of each commit, so a crash can lose or corrupt
+	// data. For tests only.
+	NoSync bool
+}
+
+// Store is a queuectl store in one bbolt file. It is safe for concurrent use.
+type Store struct {
+	path     string
+	db       *bbolt.DB
+	readOnly bool
+	// baseTxID is the bbolt transaction id when the store was opened;
+	// Commits counts from it.
+	baseTxID int
+
+	// mu is held shared by every View and Update and exclusively by Close,
+	// so that Close waits for the transactions under way.
+	mu      sync.RWMutex
+	closed  bool
+	commits uint64 // Commits at Close
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens the store at path, creating the file and its parent directory
+// (mode 0700) when they are missing, unless opts.ReadOnly is set. A store
+// locked by another process is reported, after opts.Timeout, as an error
+// wrapping domain.ErrUnavailable; a file that is not a queuectl store as an
+// error wrapping ErrNotStore.
+func Open(path string, opts Options) (*Store, error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	db, err := openFile(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	db.MaxBatchDelay = batchDelay
+	s := &Store{path: path, db: db, readOnly: opts.ReadOnly}
+	if err := db.View(func(tx *bbolt.Tx) error {
+		s.baseTxID = tx.ID()
+		return nil
+	}); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Path returns the file the store was opened from.
+func (s *Store) Path() string { return s.path }
+
+// View runs fn in a read-only bbolt transaction.
+func (s *Store) View(ctx context.Context, fn func(store.Reader) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return s.errClosed()
+	}
+	return s.db.View(func(tx *bbolt.Tx) error {
+		return fn(&txn{tx: tx})
+	})
+}
+
+// Update runs fn in a read-write transaction. Concurrent Updates are grouped
+// into one commit (bbolt's Batch): when one of them fails, the commit is
+// rolled back, the failing fn is run again on its own and the others are run
+// again together. fn may therefore run more than once and must act only
+// through the Writer.
+func (s *Store) Update(ctx context.Context, fn func(store.Writer) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return s.errClosed()
+	}
+	if s.readOnly {
+		return fmt.Errorf("the store %s is open read-only", s.path)
+	}
+	return s.db.Batch(func(tx *bbolt.Tx) error {
+		return fn(&txn{tx: tx})
+	})
+}
+
+// Commits returns how many write transactions were committed since Open,
+// read from bbolt's transaction id, so grouped Updates count once.
+func (s *Store) Commits() uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return s.commits
+	}
+	return s.currentCommits()
+}
+
+func (s *Store) currentCommits() uint64 {
+	var id int
+	if err := s.db.View(func(tx *bbolt.Tx) error {
+		id = tx.ID()
+		return nil
+	}); err != nil {
+		return 0
+	}
+	return uint64(id - s.baseTxID)
+}
+
+// Close waits for the transactions under way and closes the file. Closing a
+// closed store does nothing.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.commits = s.currentCommits()
+	s.closed = true
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close store %s: %w", s.path, err)
+	}
+	return nil
+}
+
+func (s *Store) errClosed() error {
+	return domain.Errorf(domain.ErrUnavailable, "the store %s is closed", s.path)
+}

@@ -1,0 +1,228 @@
+package bolt
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/queuectl/queuectl/internal/domain"
+)
+
+// ErrNotStore marks a file that exists but is not a queuectl store: another
+// program's bbolt file, a damaged or truncated store, or no bbolt file at all.
+var ErrNotStore = errors.New("not a queuectl store")
+
+// The meta bucket marks a file as a queuectl store.
+const (
+	formatMarker  = "queuectl"
+	layoutVersion = 1
+	keyFormat     = "format"
+	keyVersion    = "version"
+)
+
+// inUseHint tells the user what to do about a locked store.
+const inUseHint = "stop the other queuectl process, or use its server with --server"
+
+// notStoreError explains why a file is not a usable queuectl store.
+type notStoreError struct {
+	path   string
+	reason string
+}
+
+func (e *notStoreError) Error() string {
+	return fmt.Sprintf("%s is not a queuectl store: %s", e.path, e.reason)
+}
+
+func (e *notStoreError) Unwrap() error { return ErrNotStore }
+
+func notStore(path, format string, args ...any) error {
+	return &notStoreError{path: path, reason: fmt.Sprintf(format, args...)}
+}
+
+// openFile opens the bbolt file, makes sure it is a queuectl store and
+// creates the buckets of a new one.
+//
+// bbolt trusts the file it maps: damage it does not detect surfaces as a
+// panic or a memory fault, and a read-write open already reads the
+// freelist, wherever the meta page says it is. So an existing file is first
+// opened read-only, which reads only the meta pages, and inspected; only a
+// sound store is then opened for writing.
+func openFile(path string, opts Options) (*bbolt.DB, error) {
+	if !opts.ReadOnly {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("create the directory of store %s: %w", path, err)
+		}
+	}
+	size, err := checkSize(path, opts.ReadOnly)
+	if err != nil {
+		return nil, err
+	}
+	if size > 0 {
+		db, err := openBolt(path, opts.Timeout, true, opts.NoSync)
+		if err != nil {
+			return nil, err
+		}
+		complete, err := inspect(db, path)
+		if err == nil && opts.ReadOnly {
+			if complete {
+				return db, nil
+			}
+			err = notStore(path, "it has not been initialised; open it once without read-only")
+		}
+		if closeErr := db.Close(); err == nil {
+			err = closeErr
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	db, err := openBolt(path, opts.Timeout, false, opts.NoSync)
+	if err != nil {
+		return nil, err
+	}
+	if err := initialise(db, path); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// openBolt opens the file with bbolt and translates its failures into
+// errors a user can act on.
+func openBolt(path string, timeout time.Duration, readOnly, noSync bool) (db *bbolt.DB, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			db, err = nil, notStore(path, "reading it failed: %v", r)
+		}
+	}()
+	db, err = bbolt.Open(path, 0o600, &bbolt.Options{
+		Timeout:      timeout,
+		ReadOnly:     readOnly,
+		NoSync:       noSync,
+		FreelistType: bbolt.FreelistMapType,
+	})
+	switch {
+	case err == nil:
+		return db, nil
+	case errors.Is(err, berrors.ErrTimeout):
+		return nil, domain.WithHint(domain.ErrUnavailable,
+			fmt.Sprintf("the store %s is in use by another process", path), inUseHint)
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return nil, notStore(path, "it is not a bbolt database or its header is damaged (%v)", err)
+	case errors.Is(err, berrors.ErrVersionMismatch):
+		return nil, notStore(path, "it was written by an incompatible bbolt version")
+	}
+	return nil, fmt.Errorf("open store %s: %w", path, err)
+}
+
+// checkSize returns the size of the file, 0 when it does not exist yet. It
+// refuses files too short to hold bbolt's two meta pages: bbolt would map
+// them and fault on the missing page instead of returning an error. An empty
+// file is fine: bbolt initialises it.
+func checkSize(path string, readOnly bool) (int64, error) {
+	info, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && readOnly:
+		return 0, domain.NotFoundf("the store %s does not exist", path)
+	case errors.Is(err, fs.ErrNotExist):
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("open store %s: %w", path, err)
+	case info.IsDir():
+		return 0, notStore(path, "it is a directory")
+	case info.Size() == 0 && readOnly:
+		return 0, notStore(path, "it is empty")
+	case info.Size() > 0 && info.Size() < 2*int64(os.Getpagesize()):
+		return 0, notStore(path, "it is only %d bytes long", info.Size())
+	}
+	return info.Size(), nil
+}
+
+// inspect checks that db is a queuectl store of a layout this build reads,
+// or an empty bbolt file, and reports whether it has every bucket.
+func inspect(db *bbolt.DB, path string) (complete bool, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			complete, err = false, notStore(path, "reading it failed: %v", r)
+		}
+	}()
+	info, err := os.Stat(path)
+	if err != nil {
+		return false, fmt.Errorf("open store %s: %w", path, err)
+	}
+	err = db.View(func(tx *bbolt.Tx) error {
+		// A truncated file still has valid meta pages, but pages past its
+		// end would fault when read; bbolt does not look.
+		if tx.Size() > info.Size() {
+			return notStore(path, "it is truncated (%d bytes, the store needs %d)", info.Size(), tx.Size())
+		}
+		meta := tx.Bucket([]byte(bucketMeta))
+		if meta == nil {
+			if k, _ := tx.Cursor().First(); k != nil {
+				return notStore(path, "it is a bbolt database of another program")
+			}
+			return nil
+		}
+		if err := checkMeta(path, meta); err != nil {
+			return err
+		}
+		complete = true
+		for _, name := range bucketNames() {
+			complete = complete && tx.Bucket([]byte(name)) != nil
+		}
+		return nil
+	})
+	return complete, err
+}
+
+// initialise creates what a read-write store lacks: everything for a new
+// file, the buckets a newer layout added for an older one. It writes only
+// when something is missing, so opening a store costs no commit.
+func initialise(db *bbolt.DB, path string) error {
+	complete, err := inspect(db, path)
+	if err != nil || complete {
+		return err
+	}
+	return db.Update(func(tx *bbolt.Tx) error {
+		for _, name := range bucketNames() {
+			if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
+				return fmt.Errorf("initialise store %s: bucket %s: %w", path, name, err)
+			}
+		}
+		meta := tx.Bucket([]byte(bucketMeta))
+		if meta.Get([]byte(keyFormat)) != nil {
+			return nil
+		}
+		if err := meta.Put([]byte(keyFormat), []byte(formatMarker)); err != nil {
+			return err
+		}
+		return meta.Put([]byte(keyVersion), binary.BigEndian.AppendUint32(nil, layoutVersion))
+	})
+}
+
+// checkMeta accepts the meta bucket of a queuectl store this build can read.
+func checkMeta(path string, meta *bbolt.Bucket) error {
+	if string(meta.Get([]byte(keyFormat))) != formatMarker {
+		return notStore(path, "its meta bucket has no queuectl format marker")
+	}
+	v := meta.Get([]byte(keyVersion))
+	if len(v) != 4 {
+		return notStore(path, "its layout version is unreadable")
+	}
+	if n := binary.BigEndian.Uint32(v); n != layoutVersion {
+		return fmt.Errorf("the store %s has layout version %d; this queuectl reads version %d: use a matching queuectl", path, n, layoutVersion)
+	}
+	return nil
+}

@@ -1,0 +1,82 @@
+package bolt
+
+import (
+	"bytes"
+	"errors"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/queuectl/queuectl/internal/store"
+)
+
+// txn is the Reader and Writer of one bbolt transaction. It holds no state
+// of its own, so the functions of a grouped commit can share a transaction.
+type txn struct {
+	tx *bbolt.Tx
+}
+
+var (
+	_ store.Reader = (*txn)(nil)
+	_ store.Writer = (*txn)(nil)
+)
+
+// bucket returns one of the buckets Open made sure exist.
+func (t *txn) bucket(name string) *bbolt.Bucket {
+	return t.tx.Bucket([]byte(name))
+}
+
+// now is the store's clock for times the caller left zero.
+func now() time.Time {
+	return time.Now().UTC()
+}
+
+// walk calls fn with each key and value of b that starts with prefix, in key
+// order, from the first key at or after start (after it, when skipStart is
+// set and start exists). The value is only valid during fn.
+//
+// fn may change the bucket (a bulk action walks the messages it changes).
+// bbolt cursors are invalid after a change, so in a writable transaction
+// walk finds its place again by seeking the last key it visited.
+func (t *txn) walk(b *bbolt.Bucket, prefix, start []byte, skipStart bool, fn func(k, v []byte) error) error {
+	c := b.Cursor()
+	k, v := c.Seek(start)
+	if skipStart && k != nil && bytes.Equal(k, start) {
+		k, v = c.Next()
+	}
+	for k != nil && bytes.HasPrefix(k, prefix) {
+		last := bytes.Clone(k)
+		if err := fn(k, v); err != nil {
+			return err
+		}
+		if t.tx.Writable() {
+			k, v = c.Seek(last)
+			if k != nil && bytes.Equal(k, last) {
+				k, v = c.Next()
+			}
+			continue
+		}
+		k, v = c.Next()
+	}
+	return nil
+}
+
+// limiter counts the rows handed out and ends a walk at the limit.
+type limiter struct {
+	limit, n int
+}
+
+// done records one row and reports whether the limit is reached.
+func (l *limiter) done() bool {
+	l.n++
+	return l.limit > 0 && l.n >= l.limit
+}
+
+// stopped turns store.ErrStop, by which a walk function ends the walk, into
+// success.
+func stopped(err error) error {
+	if errors.Is(err, store.ErrStop) {
+		return nil
+	}
+	return err
+}
