@@ -136,6 +136,11 @@ func Load(flags *pflag.FlagSet) (*Config, error) {
 	if err := v.UnmarshalExact(&c, hook); err != nil {
 		return nil, domain.Invalidf("configuration: %s", cleanDecodeError(err))
 	}
+	if file != "" {
+		if err := restoreKeyCase(file, &c); err != nil {
+			return nil, err
+		}
+	}
 	if os.Getenv("NO_COLOR") != "" {
 		c.NoColor = true
 	}
@@ -186,6 +191,11 @@ func (c *Config) Validate() error {
 	if c.Context != "" {
 		if _, ok := c.Contexts[c.Context]; !ok {
 			return domain.Invalidf("context %q is not defined under contexts: in the config file", c.Context)
+		}
+	}
+	if c.CurrentContext != "" {
+		if _, ok := c.Contexts[c.CurrentContext]; !ok {
+			return domain.Invalidf("current_context %q is not defined under contexts: in the config file", c.CurrentContext)
 		}
 	}
 	return nil
