@@ -1,23 +1,78 @@
 package config
 
 import (
+	"maps"
 	"net/url"
+	"slices"
+	"strings"
 )
 
-// Redacted returns a copy fit to show: the token, and any password in the
-// store URL, are replaced by a marker.
+// Redacted returns a copy fit to show: the token, passwords in the store URL
+// and in receiver URLs, and receiver headers that carry credentials are
+// replaced by a marker.
 func (c *Config) Redacted() *Config {
 	r := *c
 	if r.Token != "" {
 		r.Token = redactedMark
 	}
-	if u, err := url.Parse(r.Store); err == nil && u.User != nil {
-		if _, ok := u.User.Password(); ok {
-			u.User = url.UserPassword(u.User.Username(), redactedMark)
-			r.Store = u.String()
+	r.Store = redactURL(r.Store)
+	if c.Receivers != nil {
+		r.Receivers = make(map[string]Receiver, len(c.Receivers))
+		for name, rc := range c.Receivers {
+			rc.URLs = slices.Clone(rc.URLs)
+			for i, u := range rc.URLs {
+				rc.URLs[i] = redactURL(u)
+			}
+			rc.Headers = maps.Clone(rc.Headers)
+			for k := range rc.Headers {
+				if secretHeader(k) {
+					rc.Headers[k] = redactedMark
+				}
+			}
+			r.Receivers[name] = rc
 		}
 	}
 	return &r
 }
 
 const redactedMark = "REDACTED"
+
+// redactURL hides the password of a URL, whether in its user info
+// (postgres://user:pw@host) or, as libpq also takes it, in its query
+// (postgres://host/db?password=pw).
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || s == "" {
+		return s
+	}
+	changed := false
+	if u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), redactedMark)
+			changed = true
+		}
+	}
+	if q := u.Query(); q.Has("password") {
+		q.Set("password", redactedMark)
+		u.RawQuery = q.Encode()
+		changed = true
+	}
+	if !changed {
+		return s
+	}
+	return u.String()
+}
+
+// secretHeader reports whether a header's value is likely a credential.
+func secretHeader(key string) bool {
+	k := strings.ToLower(key)
+	if k == "authorization" || k == "proxy-authorization" || k == "cookie" {
+		return true
+	}
+	for _, w := range []string{"token", "secret", "password", "api-key", "apikey"} {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
+}
