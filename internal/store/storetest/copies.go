@@ -52,13 +52,24 @@ func testCopies(t *testing.T, open Opener) {
 	t.Run("PayloadIsACopy", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, open)
-		m := NewMessage()
-		b.insert(t, m)
-		got := b.payload(t, m.ID)
-		for i := range got {
-			got[i] = 'X'
+		payloads := map[string][]byte{}
+		b.update(t, func(w store.Writer) error {
+			for _, size := range []int{0, 10, 1000, 10000, 100000} {
+				m := NewMessage()
+				payloads[m.ID] = bytes.Repeat([]byte{'p'}, size)
+				if err := w.Insert(m, payloads[m.ID], Entry("received")); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		for id, want := range payloads {
+			got := b.payload(t, id)
+			for i := range got {
+				got[i] = 'X'
+			}
+			require.Equal(t, want, b.payload(t, id))
 		}
-		require.Equal(t, PayloadOf(m), b.payload(t, m.ID))
 	})
 
 	t.Run("QueueRecordIsACopy", func(t *testing.T) {

@@ -179,8 +179,9 @@ func testTransaction(t *testing.T, open Opener) {
 	t.Run("WalkMayChangeWhatItWalks", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, open)
+		// Enough messages that the indexes span many pages.
 		var msgs []*domain.Message
-		for i := range 12 {
+		for i := range 600 {
 			m := NewMessage()
 			if i%3 == 0 {
 				m = NotDelivered(m, domain.ErrorTransient)
@@ -226,7 +227,7 @@ func testTransaction(t *testing.T, open Opener) {
 		require.Equal(t, idsOf(msgs...), resent, "each message once, in id order")
 		require.Equal(t, idsOf(msgs...), delivered, "each message once, in seq order")
 		require.Equal(t, []string{msgs[0].Queue}, stopped)
-		require.Equal(t, map[domain.Status]int64{domain.StatusDLNG: 4, domain.StatusDLVD: 8}, b.counts(t, msgs[0].Queue))
+		require.Equal(t, map[domain.Status]int64{domain.StatusDLNG: 200, domain.StatusDLVD: 400}, b.counts(t, msgs[0].Queue))
 		require.True(t, b.queue(t, msgs[0].Queue).Stopped)
 		requireConsistent(t, b)
 	})
