@@ -95,19 +95,24 @@ func summarise(r store.Reader, rec *store.QueueRecord) (*domain.Queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	if head == nil && q.Depth > 0 {
-		// Only EO messages NDLV by a permanent error are left: show the first.
-		head, err = firstOpen(r, rec.Name)
-		if err != nil {
-			return nil, err
-		}
-	}
 	var headClass domain.ErrorClass
 	if head != nil {
 		q.Head = &domain.QueueHead{ID: head.ID, Status: head.Status, Error: head.Error, Since: head.UpdatedAt}
 		headClass = head.ErrorClass
 	}
+	// The state follows the message that holds the queue up; with none, the
+	// queue has nothing to deliver (EMPTY), even when EO messages NDLV by a
+	// permanent error are left for an operator.
 	q.State = domain.StateOf(rec.Stopped, q.Depth, q.Head, rec.QoS, headClass)
+	if head == nil && q.Depth > 0 {
+		// Show the first of those messages as the head.
+		if head, err = firstOpen(r, rec.Name); err != nil {
+			return nil, err
+		}
+		if head != nil {
+			q.Head = &domain.QueueHead{ID: head.ID, Status: head.Status, Error: head.Error, Since: head.UpdatedAt}
+		}
+	}
 	if q.State == domain.QueueBlocked {
 		since := head.UpdatedAt
 		q.BlockedSince = &since
