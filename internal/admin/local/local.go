@@ -9,6 +9,7 @@ import (
 
 	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/placement"
 	"github.com/queuectl/queuectl/internal/store"
 )
 
@@ -27,8 +28,9 @@ type Options struct {
 
 // Service is the local admin service.
 type Service struct {
-	st   store.Store
-	opts Options
+	st     store.Store
+	opts   Options
+	placer placement.Placer
 }
 
 var _ admin.Service = (*Service)(nil)
@@ -50,7 +52,7 @@ func New(st store.Store, opts Options) *Service {
 	if opts.Rand == nil {
 		opts.Rand = rand.IntN
 	}
-	return &Service{st: st, opts: opts}
+	return &Service{st: st, opts: opts, placer: placement.Placer{Role: opts.Role, Rand: opts.Rand}}
 }
 
 // Store returns the store the service works on.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/placement"
 	"github.com/queuectl/queuectl/internal/store"
 )
 
@@ -65,35 +66,20 @@ func (s *Service) insertInbound(w store.Writer, r *domain.SendRequest) (*domain.
 		CreatedAt: now,
 		UpdatedAt: now,
 	}
-	reason := "sent"
-	if r.Prepare {
-		m.Status, reason = domain.StatusPEND, "prepared (transactional send)"
-	}
-	queue, err := s.inboundQueue(w, r)
+	queue, err := s.placer.Inbound(w, r.QoS, r.AppQueue)
 	if err != nil {
 		return nil, err
 	}
 	m.Queue = queue
+	reason := "sent"
+	if r.Prepare {
+		m.Status, reason = domain.StatusPEND, "prepared (transactional send)"
+	} else if m.Status, err = placement.ArrivalStatus(w, queue, r.QoS); err != nil {
+		return nil, err
+	}
 	h := domain.HistoryEntry{At: now, To: m.Status, Actor: s.opts.Actor, Reason: reason}
 	if err := w.Insert(m, r.Payload, h); err != nil {
 		return nil, err
 	}
 	return m, nil
-}
-
-// ParamEOInbound is the tuning parameter that spreads EO inbound traffic (§7).
-const ParamEOInbound = "EO_INBOUND_PARALLEL"
-
-func (s *Service) inboundQueue(r store.Reader, req *domain.SendRequest) (string, error) {
-	if req.QoS == domain.EOIO {
-		return domain.EOIOInboundQueue(domain.PrefixXBQ, s.opts.Role, req.AppQueue), nil
-	}
-	n, ok, err := r.Param(ParamEOInbound, s.opts.Role.Subparameter())
-	if err != nil {
-		return "", err
-	}
-	if !ok || n < 1 {
-		n = 1
-	}
-	return domain.EOInboundQueue(s.opts.Role, s.opts.Rand(n)), nil
 }
