@@ -1,0 +1,116 @@
+package bolt
+
+import (
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/store"
+	"github.com/queuectl/queuectl/internal/store/storetest"
+)
+
+// benchPayload is the payload of every benchmark message: a small order.
+const benchPayload = `<order id="4711" customer="C-1002" currency="EUR">` +
+	`<line sku="A-100" qty="2" price="19.90"/><line sku="B-200" qty="1" price="5.00"/>` +
+	`<line sku="C-300" qty="7" price="1.25"/><ship to="DE-10115 Berlin" by="2025-06-03"/></order>`
+
+// openBenchStore opens a store that syncs every commit, as in production.
+func openBenchStore(b *testing.B) *Store {
+	b.Helper()
+	path := filepath.Join(b.TempDir(), "queuectl.db")
+	s, err := Open(path, Options{})
+	require.NoError(b, err)
+	b.Cleanup(func() {
+		require.NoError(b, s.Close())
+		checkFile(b, path)
+	})
+	return s
+}
+
+// benchMessages returns n new EO inbound messages spread over four queues.
+func benchMessages(n int) []*domain.Message {
+	msgs := make([]*domain.Message, n)
+	for i := range msgs {
+		msgs[i] = storetest.InQueue(storetest.NewMessage(), domain.EOInboundQueue(domain.RoleCentral, i%4))
+	}
+	return msgs
+}
+
+// insertAll stores msgs in one Update.
+func insertAll(s *Store, b *testing.B, msgs []*domain.Message) error {
+	return s.Update(b.Context(), func(w store.Writer) error {
+		for _, m := range msgs {
+			if err := w.Insert(m.Clone(), []byte(benchPayload), storetest.Entry("received")); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// report adds commits per message and messages per second to the result.
+func report(b *testing.B, s *Store, commitsBefore uint64, msgs int) {
+	b.ReportMetric(float64(s.Commits()-commitsBefore)/float64(msgs), "commits/msg")
+	b.ReportMetric(float64(msgs)/b.Elapsed().Seconds(), "msgs/s")
+}
+
+// BenchmarkInsertBatch stores 10,000 messages per op in Updates of 1,000,
+// as `send --jsonl` does, with an fsync per commit.
+func BenchmarkInsertBatch(b *testing.B) {
+	const messages, perUpdate = 10_000, 1_000
+	s := openBenchStore(b)
+	start := s.Commits()
+	for b.Loop() {
+		for sent := 0; sent < messages; sent += perUpdate {
+			b.StopTimer()
+			msgs := benchMessages(perUpdate)
+			b.StartTimer()
+			if err := insertAll(s, b, msgs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(s.Commits()-start)/float64(b.N), "commits/op")
+	report(b, s, start, messages*b.N)
+}
+
+// BenchmarkInsertConcurrent has 16 goroutines store 64 messages each per
+// op, every message in an Update of its own: bbolt's Batch groups them, so
+// commits per message fall well below one.
+func BenchmarkInsertConcurrent(b *testing.B) {
+	const workers, perWorker = 16, 64
+	s := openBenchStore(b)
+	start := s.Commits()
+	for b.Loop() {
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for _, m := range benchMessages(perWorker) {
+					if err := insertAll(s, b, []*domain.Message{m}); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}
+	report(b, s, start, workers*perWorker*b.N)
+}
+
+// BenchmarkInsertSequential stores one message per Update from one
+// goroutine: the baseline of one commit per message, and the latency a lone
+// writer pays for grouping (batchDelay) and for the fsync.
+func BenchmarkInsertSequential(b *testing.B) {
+	s := openBenchStore(b)
+	start := s.Commits()
+	for b.Loop() {
+		if err := insertAll(s, b, benchMessages(1)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	report(b, s, start, b.N)
+}
