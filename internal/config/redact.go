@@ -15,13 +15,13 @@ func (c *Config) Redacted() *Config {
 	if r.Token != "" {
 		r.Token = redactedMark
 	}
-	r.Store = redactURL(r.Store)
+	r.Store = RedactURL(r.Store)
 	if c.Receivers != nil {
 		r.Receivers = make(map[string]Receiver, len(c.Receivers))
 		for name, rc := range c.Receivers {
 			rc.URLs = slices.Clone(rc.URLs)
 			for i, u := range rc.URLs {
-				rc.URLs[i] = redactURL(u)
+				rc.URLs[i] = RedactURL(u)
 			}
 			rc.Headers = maps.Clone(rc.Headers)
 			for k := range rc.Headers {
@@ -37,10 +37,10 @@ func (c *Config) Redacted() *Config {
 
 const redactedMark = "REDACTED"
 
-// redactURL hides the password of a URL, whether in its user info
+// RedactURL hides the password of a URL, whether in its user info
 // (postgres://user:pw@host) or, as libpq also takes it, in its query
-// (postgres://host/db?password=pw).
-func redactURL(s string) string {
+// (postgres://host/db?password=pw), for messages and config view.
+func RedactURL(s string) string {
 	u, err := url.Parse(s)
 	if err != nil || s == "" {
 		return s

@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"os/user"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -127,7 +126,12 @@ func StorePath(c *config.Config) (string, error) {
 	}
 	u, err := url.Parse(c.Store)
 	if err != nil {
-		return "", domain.Invalidf("store URL %q is malformed: %v", c.Store, err)
+		// url.Parse's error repeats the URL, password and all: keep only the reason.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return "", domain.Invalidf("store URL is malformed: %v; write bolt:///path/to/queuectl.db", err)
 	}
 	switch u.Scheme {
 	case "bolt":
@@ -140,14 +144,7 @@ func StorePath(c *config.Config) (string, error) {
 		}
 		return p, nil
 	}
-	return "", domain.Invalidf("store URL %q: scheme %q is not supported; use bolt:///path/to/queuectl.db", redactURL(u), u.Scheme)
-}
-
-func redactURL(u *url.URL) string {
-	if _, ok := u.User.Password(); ok {
-		return strings.Replace(u.String(), u.User.String()+"@", u.User.Username()+":REDACTED@", 1)
-	}
-	return u.String()
+	return "", domain.Invalidf("store URL %q: scheme %q is not supported; use bolt:///path/to/queuectl.db", config.RedactURL(c.Store), u.Scheme)
 }
 
 // localActor names the operator in history and audit entries in embedded mode.
