@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,10 +48,11 @@ func ScriptParams(t *testing.T) testscript.Params {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exits":    cmdExits,
-			"holdlock": cmdHoldLock,
-			"genjsonl": cmdGenJSONL,
-			"genbytes": cmdGenBytes,
+			"exits":      cmdExits,
+			"holdlock":   cmdHoldLock,
+			"genjsonl":   cmdGenJSONL,
+			"genbytes":   cmdGenBytes,
+			"stdout2env": cmdStdoutToEnv,
 		},
 	}
 }
@@ -147,4 +149,14 @@ func cmdGenBytes(ts *testscript.TestScript, neg bool, args []string) {
 		b[i] = byte(i)
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), b, 0o644))
+}
+
+// cmdStdoutToEnv sets an environment variable to what the last command
+// printed, without the final newline, so that a printed id can be passed on:
+// stdout2env NAME.
+func cmdStdoutToEnv(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: stdout2env NAME")
+	}
+	ts.Setenv(args[0], strings.TrimSuffix(ts.ReadFile("stdout"), "\n"))
 }

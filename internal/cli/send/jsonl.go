@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/queuectl/queuectl/internal/domain"
 )
@@ -66,7 +68,7 @@ func parseLine(line []byte) (*domain.SendRequest, error) {
 	dec.DisallowUnknownFields()
 	var m jsonlMessage
 	if err := dec.Decode(&m); err != nil {
-		return nil, domain.Invalidf("not a JSON message object: %v", err)
+		return nil, decodeError(err)
 	}
 	if dec.More() {
 		return nil, domain.Invalidf("more than one JSON value on the line")
@@ -101,4 +103,35 @@ func parseLine(line []byte) (*domain.SendRequest, error) {
 		req.Payload = []byte{}
 	}
 	return req, nil
+}
+
+// jsonlFields are the fields an input line may have, for error messages.
+const jsonlFields = `qos, sender, receiver, receivers, app_queue, interface, headers, payload, payload_b64, prepare`
+
+// decodeError says what is wrong with a line in the input's terms, not in
+// those of the Go types it is decoded into.
+func decodeError(err error) error {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te) && te.Field == "":
+		return domain.Invalidf("a line must be a JSON object, not a JSON %s", te.Value)
+	case errors.As(err, &te):
+		want := map[string]string{
+			"receivers": "a list of strings", "headers": "an object of strings",
+			"prepare": "true or false",
+		}[te.Field]
+		if want == "" {
+			want = "a string"
+		}
+		return domain.Invalidf("%q must be %s, not a JSON %s", te.Field, want, te.Value)
+	case errors.As(err, &se):
+		return domain.Invalidf("not valid JSON: %v", err)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return domain.Invalidf("not valid JSON: the line ends inside the object")
+	}
+	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return domain.Invalidf("unknown field %s; the fields are %s", f, jsonlFields)
+	}
+	return domain.Invalidf("not a JSON message object: %v", err)
 }

@@ -126,8 +126,12 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	msgs, err := svc.Send(ctx, reqs)
 	var rerr *admin.RequestError
-	if errors.As(err, &rerr) && opts.JSONL {
+	switch {
+	case errors.As(err, &rerr) && opts.JSONL:
 		return fmt.Errorf("line %d: %w; nothing was stored", lines[rerr.Index], rerr.Err)
+	case opts.JSONL && len(reqs) == 1 && (errors.Is(err, domain.ErrInvalid) || errors.Is(err, domain.ErrTooLarge)):
+		// A batch of one is refused without its position; the line is still worth naming.
+		return fmt.Errorf("line %d: %w; nothing was stored", lines[0], err)
 	}
 	if err != nil {
 		return err
