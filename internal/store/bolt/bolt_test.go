@@ -184,11 +184,12 @@ func TestClose(t *testing.T) {
 
 		s, err = Open(path, Options{NoSync: true})
 		require.NoError(t, err)
-		defer func() { require.NoError(t, s.Close()) }()
 		require.NoError(t, s.View(t.Context(), func(r store.Reader) error {
 			_, err := r.Message(m.ID)
 			return err
 		}))
+		require.NoError(t, s.Close())
+		checkFile(t, path)
 	})
 }
 

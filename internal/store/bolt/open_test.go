@@ -85,6 +85,7 @@ func TestOpen(t *testing.T) {
 		second, err := Open(path, Options{ReadOnly: true, Timeout: 100 * time.Millisecond})
 		require.NoError(t, err, "readers share the file")
 		require.NoError(t, second.Close())
+		checkFile(t, path)
 	})
 
 	t.Run("OpeningAStoreWritesNothing", func(t *testing.T) {
