@@ -39,7 +39,9 @@ func ReadJSONL(r io.Reader) ([]domain.SendRequest, []int, error) {
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	var reqs []domain.SendRequest
 	var lines []int
-	for n := 1; sc.Scan(); n++ {
+	n := 0 // the number of the line last read
+	for sc.Scan() {
+		n++
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
 			continue
@@ -56,7 +58,7 @@ func ReadJSONL(r io.Reader) ([]domain.SendRequest, []int, error) {
 	}
 	if err := sc.Err(); err != nil {
 		if err == bufio.ErrTooLong {
-			return nil, nil, domain.Invalidf("line %d is longer than %s; nothing was stored", len(lines)+1, domain.FormatBytes(maxLine))
+			return nil, nil, domain.Invalidf("line %d is longer than %s; nothing was stored", n+1, domain.FormatBytes(maxLine))
 		}
 		return nil, nil, fmt.Errorf("reading stdin: %w", err)
 	}
