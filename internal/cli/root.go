@@ -20,6 +20,7 @@ import (
 	"github.com/queuectl/queuectl/internal/cli/message"
 	"github.com/queuectl/queuectl/internal/cli/queue"
 	"github.com/queuectl/queuectl/internal/cli/send"
+	"github.com/queuectl/queuectl/internal/cli/serve"
 	"github.com/queuectl/queuectl/internal/domain"
 )
 
@@ -94,6 +95,7 @@ $XDG_DATA_HOME/queuectl/queuectl.db) unless told otherwise.`,
 		queue.NewCmd(f),
 		message.NewCmd(f),
 		configcmd.NewCmd(f),
+		serve.NewCmd(f),
 		newVersionCmd(f),
 		newCompletionCmd(),
 		gendocs.NewCmd(root),
