@@ -4,6 +4,7 @@ import (
 	"context"
 	"path"
 	"slices"
+	"strings"
 
 	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/domain"
@@ -150,7 +151,8 @@ func (s *Service) QueueMessages(ctx context.Context, name string, p admin.QueueM
 // Messages lists messages matching f in id order.
 func (s *Service) Messages(ctx context.Context, f admin.MessageFilter, fn func(*domain.Message) error) error {
 	if f.After != "" {
-		if err := domain.ValidID(f.After); err != nil {
+		var err error
+		if f.After, err = messageID(f.After); err != nil {
 			return err
 		}
 	}
@@ -171,11 +173,12 @@ func (s *Service) Messages(ctx context.Context, f admin.MessageFilter, fn func(*
 
 // Message returns one message with its history.
 func (s *Service) Message(ctx context.Context, id string) (*domain.Message, error) {
-	if err := domain.ValidID(id); err != nil {
+	id, err := messageID(id)
+	if err != nil {
 		return nil, err
 	}
 	var m *domain.Message
-	err := s.view(ctx, func(r store.Reader) error {
+	err = s.view(ctx, func(r store.Reader) error {
 		var err error
 		if m, err = r.Message(id); err != nil {
 			return err
@@ -188,14 +191,24 @@ func (s *Service) Message(ctx context.Context, id string) (*domain.Message, erro
 
 // Payload returns a message's payload.
 func (s *Service) Payload(ctx context.Context, id string) ([]byte, error) {
-	if err := domain.ValidID(id); err != nil {
+	id, err := messageID(id)
+	if err != nil {
 		return nil, err
 	}
 	var p []byte
-	err := s.view(ctx, func(r store.Reader) error {
+	err = s.view(ctx, func(r store.Reader) error {
 		var err error
 		p, err = r.Payload(id)
 		return err
 	})
 	return p, err
+}
+
+// messageID checks an id given by a user and returns it in the lowercase
+// form ids are stored in, so that an id pasted in uppercase finds its message.
+func messageID(id string) (string, error) {
+	if err := domain.ValidID(id); err != nil {
+		return "", err
+	}
+	return strings.ToLower(id), nil
 }

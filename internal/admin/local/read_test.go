@@ -3,6 +3,7 @@ package local_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -349,6 +350,22 @@ func TestMessageAndPayloadLookups(t *testing.T) {
 		_, err = b.svc.Payload(b.ctx, bad)
 		require.ErrorIs(t, err, domain.ErrInvalid, bad)
 	}
+}
+
+func TestMessageIDsInCapitals(t *testing.T) {
+	t.Parallel()
+
+	b := setup(t)
+	sent := b.send(t, eo("first"), eo("second"))
+	upper := strings.ToUpper(sent[0].ID)
+
+	got, err := b.svc.Message(b.ctx, upper)
+	require.NoError(t, err, "an id pasted in capitals finds its message")
+	require.Equal(t, sent[0].ID, got.ID)
+	p, err := b.svc.Payload(b.ctx, upper)
+	require.NoError(t, err)
+	require.Equal(t, "first", string(p))
+	require.Equal(t, []string{sent[1].ID}, ids(b.messages(t, admin.MessageFilter{After: upper})))
 }
 
 func nilIfEmpty(s []string) []string {
