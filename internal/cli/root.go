@@ -16,6 +16,7 @@ import (
 	"github.com/queuectl/queuectl/internal/buildinfo"
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
 	configcmd "github.com/queuectl/queuectl/internal/cli/config"
+	"github.com/queuectl/queuectl/internal/cli/demo"
 	"github.com/queuectl/queuectl/internal/cli/gendocs"
 	"github.com/queuectl/queuectl/internal/cli/message"
 	"github.com/queuectl/queuectl/internal/cli/queue"
@@ -96,6 +97,7 @@ $XDG_DATA_HOME/queuectl/queuectl.db) unless told otherwise.`,
 		message.NewCmd(f),
 		configcmd.NewCmd(f),
 		serve.NewCmd(f),
+		demo.NewCmd(f),
 		newVersionCmd(f),
 		newCompletionCmd(),
 		gendocs.NewCmd(root),
@@ -104,9 +106,10 @@ $XDG_DATA_HOME/queuectl/queuectl.db) unless told otherwise.`,
 }
 
 // classifyCobraError marks cobra's own usage errors (unknown command, wrong
-// number of arguments) as usage errors, exit 2.
+// number of arguments) as usage errors, exit 2. They are recognised by their
+// text, so an error that already has a kind of its own is left alone.
 func classifyCobraError(err error) error {
-	if errors.Is(err, domain.ErrInvalid) {
+	if ExitCode(err) != ExitError {
 		return err
 	}
 	msg := err.Error()

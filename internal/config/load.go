@@ -224,3 +224,11 @@ func (r Receiver) validate(name string) error {
 	}
 	return nil
 }
+
+// LoadFile loads the configuration from one file, with the environment and
+// defaults but no flags.
+func LoadFile(path string) (*Config, error) {
+	fs := pflag.NewFlagSet("config", pflag.ContinueOnError)
+	fs.String("config", path, "")
+	return Load(fs)
+}

@@ -1,0 +1,97 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/queuectl/queuectl/internal/config"
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/store"
+	"github.com/queuectl/queuectl/internal/store/bolt"
+)
+
+// report prints what the demo built and how to explore it.
+func (b *builder) report(ctx context.Context, took time.Duration) error {
+	st, err := bolt.Open(b.opts.DB, bolt.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	counts := map[domain.Status]int64{}
+	var queues int
+	var blocked []string
+	var poison string
+	err = st.View(ctx, func(r store.Reader) error {
+		err := r.Queues("", func(q *store.QueueRecord) error {
+			queues++
+			for s, n := range q.Counts {
+				counts[s] += n
+			}
+			head, err := r.Head(q.Name)
+			if err == nil && head != nil && domain.Blocks(q.QoS, head.Status, head.ErrorClass) {
+				blocked = append(blocked, q.Name)
+			}
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		yes := true
+		return r.Messages(store.MessageFilter{Statuses: []domain.Status{domain.StatusNDLV}, Blacklisted: &yes}, func(m *domain.Message) error {
+			poison = m.ID
+			return store.ErrStop
+		})
+	})
+	if err != nil {
+		return err
+	}
+
+	out := b.opts.IO.Out
+	fmt.Fprintf(out, "Built a demo store in %s: %d queues, %d messages (%s).\n\n",
+		took.Round(100*time.Millisecond), queues, total(counts), b.opts.DB)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	line := func(s domain.Status, what string) {
+		if counts[s] > 0 {
+			fmt.Fprintf(tw, "  %s\t%d\t%s\n", s, counts[s], what)
+		}
+	}
+	line(domain.StatusDLVD, "delivered: EO orders spread over parallel queues, EOIO orders in sequence")
+	line(domain.StatusNDLV, "not delivered: a rejected invoice blocks its EOIO queue, a bad label request, the poison message")
+	line(domain.StatusHOLD, "held in order behind the blocked invoice queue")
+	line(domain.StatusWAIT, "waiting to retry: the CRM answers 503 (maintenance)")
+	line(domain.StatusPEND, "prepared by a transactional send, waiting for the sender's commit")
+	tw.Flush()
+	if poison != "" {
+		fmt.Fprintf(out, "\nThe poison message %s killed the engine process %d times and is now blacklisted.\n", poison, b.kills)
+	}
+	if len(blocked) > 0 {
+		fmt.Fprintf(out, "Blocked queues: %s.\n", strings.Join(blocked, ", "))
+	}
+
+	db := ""
+	if b.opts.DB != config.DefaultDBPath() {
+		db = " --db " + b.opts.DB
+	}
+	fmt.Fprintf(out, "\nExplore it:\n")
+	for _, c := range []string{
+		"queue list", "queue blocked", "blacklist list",
+		"message list --status NDLV,WAIT,HOLD", "message show " + poison,
+	} {
+		if strings.HasSuffix(c, " ") {
+			continue
+		}
+		fmt.Fprintf(out, "  queuectl%s %s\n", db, c)
+	}
+	return nil
+}
+
+func total(counts map[domain.Status]int64) int64 {
+	var n int64
+	for _, c := range counts {
+		n += c
+	}
+	return n
+}
