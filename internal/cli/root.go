@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/queuectl/queuectl/internal/buildinfo"
+	"github.com/queuectl/queuectl/internal/cli/blacklist"
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
 	configcmd "github.com/queuectl/queuectl/internal/cli/config"
 	"github.com/queuectl/queuectl/internal/cli/demo"
@@ -94,6 +95,7 @@ $XDG_DATA_HOME/queuectl/queuectl.db) unless told otherwise.`,
 		send.NewCmd(f, nil),
 		queue.NewCmd(f),
 		message.NewCmd(f),
+		blacklist.NewCmd(f),
 		configcmd.NewCmd(f),
 		serve.NewCmd(f),
 		demo.NewCmd(f),

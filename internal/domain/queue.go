@@ -49,14 +49,26 @@ type Queue struct {
 	Stopped      bool       `json:"stopped" yaml:"stopped"`
 	Owner        string     `json:"owner" yaml:"owner"`
 	Receiver     string     `json:"receiver,omitempty" yaml:"receiver,omitempty"`
+	// Behind counts the open messages after the head; `queue blocked` shows it.
+	Behind *int64 `json:"behind,omitempty" yaml:"behind,omitempty"`
 }
 
 // QueueHead is the first message of a queue that still needs delivery.
 type QueueHead struct {
-	ID     string    `json:"id" yaml:"id"`
-	Status Status    `json:"status" yaml:"status"`
-	Error  string    `json:"error,omitempty" yaml:"error,omitempty"`
-	Since  time.Time `json:"since" yaml:"since"`
+	ID          string     `json:"id" yaml:"id"`
+	Status      Status     `json:"status" yaml:"status"`
+	Error       string     `json:"error,omitempty" yaml:"error,omitempty"`
+	ErrorClass  ErrorClass `json:"error_class,omitempty" yaml:"error_class,omitempty"`
+	Since       time.Time  `json:"since" yaml:"since"`
+	Attempts    int        `json:"attempts" yaml:"attempts"`
+	Crashes     int        `json:"crashes" yaml:"crashes"`
+	Blacklisted bool       `json:"blacklisted" yaml:"blacklisted"`
+}
+
+// HeadOf summarises a message as its queue's head.
+func HeadOf(m *Message) *QueueHead {
+	return &QueueHead{ID: m.ID, Status: m.Status, Error: m.Error, ErrorClass: m.ErrorClass, Since: m.UpdatedAt,
+		Attempts: m.Attempts, Crashes: m.Crashes, Blacklisted: m.Blacklisted}
 }
 
 // Blocks reports whether a head message in status s with error class c stops

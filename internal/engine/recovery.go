@@ -40,7 +40,7 @@ func (e *Engine) recoverCrashed(ctx context.Context) error {
 				after, err := w.Transition(store.TransitionParams{
 					ID: m.ID, From: []domain.Status{domain.StatusDLNG}, To: domain.StatusNDLV,
 					Update: func(m *domain.Message) {
-						m.Crashes, m.Blacklisted, m.Node = crashes, true, ""
+						m.Crashes, m.Blacklisted, m.Node = crashes, true, dead // the node it took down last
 						m.Error, m.ErrorClass = msg, domain.ErrorCrash
 					},
 					History: e.history(now, msg),

@@ -98,7 +98,7 @@ func summarise(r store.Reader, rec *store.QueueRecord) (*domain.Queue, error) {
 	}
 	var headClass domain.ErrorClass
 	if head != nil {
-		q.Head = &domain.QueueHead{ID: head.ID, Status: head.Status, Error: head.Error, Since: head.UpdatedAt}
+		q.Head = domain.HeadOf(head)
 		headClass = head.ErrorClass
 	}
 	// The state follows the message that holds the queue up; with none, the
@@ -111,7 +111,7 @@ func summarise(r store.Reader, rec *store.QueueRecord) (*domain.Queue, error) {
 			return nil, err
 		}
 		if head != nil {
-			q.Head = &domain.QueueHead{ID: head.ID, Status: head.Status, Error: head.Error, Since: head.UpdatedAt}
+			q.Head = domain.HeadOf(head)
 		}
 	}
 	if q.State == domain.QueueBlocked {

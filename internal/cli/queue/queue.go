@@ -20,7 +20,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		Args:  cobra.ArbitraryArgs,
 		RunE:  cmdutil.RunGroup,
 	}
-	cmd.AddCommand(NewListCmd(f, nil), NewShowCmd(f, nil))
+	cmd.AddCommand(NewListCmd(f, nil), NewShowCmd(f, nil), NewBlockedCmd(f, nil))
 	return cmd
 }
 
