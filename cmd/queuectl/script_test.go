@@ -152,11 +152,19 @@ func cmdGenBytes(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // cmdStdoutToEnv sets an environment variable to what the last command
-// printed, without the final newline, so that a printed id can be passed on:
-// stdout2env NAME.
+// printed, without the final newline, so that a printed id can be passed on;
+// with -last, to its last line only: stdout2env [-last] NAME.
 func cmdStdoutToEnv(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: stdout2env NAME")
+	last := len(args) == 2 && args[0] == "-last"
+	if last {
+		args = args[1:]
 	}
-	ts.Setenv(args[0], strings.TrimSuffix(ts.ReadFile("stdout"), "\n"))
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: stdout2env [-last] NAME")
+	}
+	out := strings.TrimSuffix(ts.ReadFile("stdout"), "\n")
+	if last {
+		out = out[strings.LastIndexByte(out, '\n')+1:]
+	}
+	ts.Setenv(args[0], out)
 }

@@ -39,7 +39,10 @@ func ParseAge(flag, v string, now time.Time) (time.Time, error) {
 		s, mult = strings.TrimSuffix(s, "d")+"h", 24
 	}
 	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
+	if err == nil && d < 0 {
+		return time.Time{}, domain.Invalidf("--%s %q must not be negative", flag, v)
+	}
+	if err != nil {
 		return time.Time{}, domain.Invalidf("--%s %q is neither a duration (90s, 15m, 2h, 7d) nor an RFC 3339 time", flag, v)
 	}
 	return now.Add(-d * mult), nil

@@ -86,8 +86,17 @@ func RunList(ctx context.Context, opts *ListOptions) error {
 		return err
 	}
 	l := output.NewList(opts.IO.Out, format, Columns(opts.Now), func(m *domain.Message) string { return m.ID })
+	limit := f.Limit
+	if limit > 0 && format.Tabular() {
+		f.Limit = limit + 1 // one more, to tell whether there is a next page
+	}
 	var last string
+	more := false
 	err = svc.Messages(ctx, f, func(m *domain.Message) error {
+		if limit > 0 && l.Count() == limit {
+			more = true
+			return nil
+		}
 		last = m.ID
 		return l.Add(m)
 	})
@@ -100,8 +109,8 @@ func RunList(ctx context.Context, opts *ListOptions) error {
 	switch {
 	case l.Count() == 0 && format.Tabular():
 		opts.Hintf("no messages match")
-	case f.Limit > 0 && l.Count() == f.Limit && format.Tabular():
-		opts.Hintf("showing the first %d; next page: --after %s (or --limit 0 for all)", f.Limit, last)
+	case more:
+		opts.Hintf("showing the first %d; next page: --after %s (or --limit 0 for all)", limit, last)
 	}
 	return nil
 }
