@@ -23,21 +23,23 @@ type ShowOptions struct {
 	Admin  func() (admin.Service, error)
 	Format func() (output.Format, error)
 	Now    func() time.Time
+	Hintf  func(format string, args ...any)
 
 	Name  string
 	All   bool
 	Limit int
 }
 
-// queueDetail is what `queue show -o json` prints: the queue and its messages.
+// queueDetail is what `queue show -o json` and `-o yaml` print: the queue
+// and its messages, in one flat object in both formats.
 type queueDetail struct {
-	*domain.Queue
-	Messages []*domain.Message `json:"messages" yaml:"messages"`
+	*domain.Queue `yaml:",inline"`
+	Messages      []*domain.Message `json:"messages" yaml:"messages"`
 }
 
 // NewShowCmd builds `queue show`.
 func NewShowCmd(f *cmdutil.Factory, runF func(context.Context, *ShowOptions) error) *cobra.Command {
-	opts := &ShowOptions{IO: f.IO, Admin: f.Admin, Format: f.Format, Now: f.Now}
+	opts := &ShowOptions{IO: f.IO, Admin: f.Admin, Format: f.Format, Now: f.Now, Hintf: f.Hintf}
 	cmd := &cobra.Command{
 		Use:   "show NAME",
 		Short: "Show one queue: its summary, then its messages in seq order, head first",
@@ -103,16 +105,46 @@ func RunShow(ctx context.Context, opts *ShowOptions) error {
 	}
 	fmt.Fprintln(opts.IO.Out)
 	l := output.NewList(opts.IO.Out, format, message.Columns(opts.Now), func(m *domain.Message) string { return m.ID })
-	if err := svc.QueueMessages(ctx, opts.Name, p, l.Add); err != nil {
+	if opts.Limit > 0 {
+		p.Limit = opts.Limit + 1 // one more, to tell whether the list was cut
+	}
+	more := false
+	err = svc.QueueMessages(ctx, opts.Name, p, func(m *domain.Message) error {
+		if l.Count() == opts.Limit && opts.Limit > 0 {
+			more = true
+			return nil
+		}
+		return l.Add(m)
+	})
+	if err != nil {
 		return err
 	}
 	if err := l.Close(); err != nil {
 		return err
 	}
 	if l.Count() == 0 {
-		fmt.Fprintln(opts.IO.Out, "(no open messages; --all shows delivered and failed ones)")
+		fmt.Fprintln(opts.IO.Out, noMessages(q, opts.All))
+	}
+	if more {
+		opts.Hintf("showing the first %d messages; --limit 0 shows all", opts.Limit)
 	}
 	return nil
+}
+
+// noMessages explains an empty message list, naming the prepared messages
+// that queue show never lists because they have no place in the queue yet.
+func noMessages(q *domain.Queue, all bool) string {
+	s := "(no open messages"
+	if all {
+		s = "(no messages"
+	}
+	if n := q.Counts[domain.StatusPEND]; n > 0 {
+		s += fmt.Sprintf("; %d prepared (PEND) until committed: queuectl message list --queue %s --status PEND", n, q.Name)
+	}
+	if !all {
+		s += "; --all shows delivered and failed ones"
+	}
+	return s + ")"
 }
 
 func printSummary(w io.Writer, q *domain.Queue, now time.Time) error {
