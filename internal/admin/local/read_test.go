@@ -96,7 +96,10 @@ func TestQueuesStates(t *testing.T) {
 	require.Equal(t, domain.EOIO, q.QoS)
 	require.Equal(t, int64(3), q.Depth)
 	require.Equal(t, map[domain.Status]int64{domain.StatusNDLV: 1, domain.StatusTBDL: 2}, q.Counts)
-	require.Equal(t, &domain.QueueHead{ID: f.blockedHead.ID, Status: domain.StatusNDLV, Error: "connection refused", Since: f.blockedHead.UpdatedAt}, q.Head)
+	require.Equal(t, &domain.QueueHead{
+		ID: f.blockedHead.ID, Status: domain.StatusNDLV, Error: "connection refused", ErrorClass: domain.ErrorTransient,
+		Since: f.blockedHead.UpdatedAt, Attempts: 1,
+	}, q.Head)
 	require.NotNil(t, q.BlockedSince)
 	require.Equal(t, f.blockedHead.UpdatedAt, *q.BlockedSince, "blocked since the head went NDLV")
 	require.Equal(t, &f.createdBlocked, q.OldestAt)

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuectl/queuectl/internal/admin"
-	"github.com/queuectl/queuectl/internal/admin/local"
 	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/placement"
 	"github.com/queuectl/queuectl/internal/store"
 )
 
@@ -170,8 +170,8 @@ func TestSendEOQueueFromTuning(t *testing.T) {
 		}))
 	}
 	params := []domain.Param{
-		{Name: local.ParamEOInbound, Sub: "SENDER", Value: 3},
-		{Name: local.ParamEOInbound, Sub: "CENTRAL", Value: 8},
+		{Name: placement.ParamEOInbound, Sub: "SENDER", Value: 3},
+		{Name: placement.ParamEOInbound, Sub: "CENTRAL", Value: 8},
 		{Name: "EO_OUTBOUND_PARALLEL", Sub: "", Value: 5},
 	}
 	tests := []struct {
@@ -200,7 +200,7 @@ func TestSendEOQueueFromTuning(t *testing.T) {
 
 		b := setup(t)
 		first := b.sendOne(t, eo("x"))
-		setParams(t, b, domain.Param{Name: local.ParamEOInbound, Sub: "CENTRAL", Value: 12})
+		setParams(t, b, domain.Param{Name: placement.ParamEOInbound, Sub: "CENTRAL", Value: 12})
 		second := b.sendOne(t, eo("y"))
 		require.Equal(t, []int{1, 12}, b.randN)
 		require.Equal(t, "XBTI0000", first.Queue)
