@@ -9,6 +9,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
+	"github.com/queuectl/queuectl/internal/config"
+	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/output"
 )
 
@@ -45,15 +47,37 @@ file; -o json prints it as JSON.`,
 			if err != nil {
 				return err
 			}
+			if format == output.IDs {
+				return domain.Invalidf("config view has no ids to print; use -o yaml (the default) or -o json")
+			}
 			r := c.Redacted()
-			return output.Value(f.IO.Out, format, r, func(w io.Writer, _ bool) error {
+			doc, err := document(r)
+			if err != nil {
+				return err
+			}
+			return output.Value(f.IO.Out, format, doc, func(w io.Writer, _ bool) error {
 				src := "none found; defaults, environment and flags only"
 				if c.File != "" {
 					src = c.File
 				}
 				fmt.Fprintf(w, "# config file: %s\n", src)
 				return yaml.NewEncoder(w).Encode(r)
-			}, func() []string { return nil })
+			}, nil)
 		},
 	}
+}
+
+// document returns the configuration as the generic value its YAML form
+// holds, so that -o json shows the keys of the config file (engine.max_payload,
+// not Engine.MaxPayload) and its values (10MiB and 5m0s, not nanoseconds).
+func document(c *config.Config) (any, error) {
+	b, err := yaml.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, err
+	}
+	return doc, nil
 }
