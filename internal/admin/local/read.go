@@ -16,7 +16,7 @@ import (
 // open-message index.
 func (s *Service) Queues(ctx context.Context, f admin.QueueFilter, fn func(*domain.Queue) error) error {
 	if f.Name != "" {
-		if _, err := path.Match(f.Name, ""); err != nil {
+		if _, err := matchName(f.Name, ""); err != nil {
 			return domain.Invalidf("queue name pattern %q is malformed: %v", f.Name, err)
 		}
 	}
@@ -59,11 +59,19 @@ func preMatch(f *admin.QueueFilter, rec *store.QueueRecord) bool {
 		return false
 	}
 	if f.Name != "" {
-		if ok, _ := path.Match(f.Name, rec.Name); !ok {
+		if ok, _ := matchName(f.Name, rec.Name); !ok {
 			return false
 		}
 	}
 	return true
+}
+
+// matchName matches a queue name against a shell pattern. EOIO queue names
+// may hold a '/' (XBQISAP/ORDERS), which path.Match would not let '*' or '?'
+// cross; '/' is swapped for '|', which no queue name holds, on both sides.
+func matchName(pattern, name string) (bool, error) {
+	slash := strings.NewReplacer("/", "|")
+	return path.Match(slash.Replace(pattern), slash.Replace(name))
 }
 
 // Queue returns one queue's summary.

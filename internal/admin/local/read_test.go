@@ -355,6 +355,22 @@ func TestMessageAndPayloadLookups(t *testing.T) {
 	}
 }
 
+func TestQueuesNamePatternCrossesSlash(t *testing.T) {
+	t.Parallel()
+
+	b := setup(t)
+	b.send(t, eoio("SAP/ORDERS", "a"), eoio("ORDERS", "b"), eo("c"))
+
+	match := func(pattern string) []string {
+		return names(b.queues(t, admin.QueueFilter{Name: pattern}))
+	}
+	require.Equal(t, []string{"XBQIORDERS", "XBQISAP/ORDERS"}, match("XBQI*"), "* crosses the / of an app queue")
+	require.Equal(t, []string{"XBQIORDERS", "XBQISAP/ORDERS"}, match("*ORDERS"))
+	require.Equal(t, []string{"XBQISAP/ORDERS"}, match("XBQISAP/*"))
+	require.Equal(t, []string{"XBQISAP/ORDERS"}, match("XBQISAP?ORDERS"))
+	require.Equal(t, []string{"XBTI0000"}, match("XBT?0000"))
+}
+
 func TestMessageIDsInCapitals(t *testing.T) {
 	t.Parallel()
 
