@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -85,7 +86,7 @@ $XDG_DATA_HOME/queuectl/queuectl.db) unless told otherwise.`,
 	pf.StringP("output", "o", "table", "output format: table, wide, json, jsonl, yaml, ids")
 	pf.Bool("no-color", false, "disable colour (also NO_COLOR)")
 	pf.BoolP("quiet", "q", false, "print only data, no hints or progress")
-	pf.Duration("timeout", 0, "give up after this long (e.g. 30s); 0 waits as long as needed")
+	pf.Duration("timeout", 30*time.Second, "give up after this long; 0 waits as long as needed")
 	f.GlobalFlags = pf
 	_ = root.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"table", "wide", "json", "jsonl", "yaml", "ids"}, cobra.ShellCompDirectiveNoFileComp
