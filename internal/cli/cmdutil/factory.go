@@ -122,6 +122,9 @@ func (f *Factory) openAdmin() (admin.Service, error) {
 // given, else --db.
 func StorePath(c *config.Config) (string, error) {
 	if c.Store == "" {
+		if c.DB == "" {
+			return "", domain.Invalidf("the store path (--db, QUEUECTL_DB or db: in the config file) is empty; name a file, or leave it unset for %s", config.DefaultDBPath())
+		}
 		return c.DB, nil
 	}
 	u, err := url.Parse(c.Store)
