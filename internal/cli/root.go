@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -75,6 +74,16 @@ $XDG_DATA_HOME/queuectl/queuectl.db) unless told otherwise.`,
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
+	// --timeout bounds every command but the long-running ones.
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if cmd.Name() == "serve" || cmd.Name() == "demo" {
+			return nil
+		}
+		ctx, cancel := f.Context(cmd.Context())
+		cmd.SetContext(ctx)
+		cmd.PostRunE = func(*cobra.Command, []string) error { cancel(); return nil }
+		return nil
+	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return domain.WithHint(domain.ErrInvalid, err.Error(), "see '"+c.CommandPath()+" --help'")
 	})
@@ -86,7 +95,7 @@ $XDG_DATA_HOME/queuectl/queuectl.db) unless told otherwise.`,
 	pf.StringP("output", "o", "table", "output format: table, wide, json, jsonl, yaml, ids")
 	pf.Bool("no-color", false, "disable colour (also NO_COLOR)")
 	pf.BoolP("quiet", "q", false, "print only data, no hints or progress")
-	pf.Duration("timeout", 30*time.Second, "give up after this long; 0 waits as long as needed")
+	pf.Duration("timeout", 0, "give up after this long (e.g. 30s); 0 waits as long as needed; serve and demo ignore it")
 	f.GlobalFlags = pf
 	_ = root.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"table", "wide", "json", "jsonl", "yaml", "ids"}, cobra.ShellCompDirectiveNoFileComp

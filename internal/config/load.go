@@ -36,7 +36,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("output", "table")
 	v.SetDefault("no_color", false)
 	v.SetDefault("quiet", false)
-	v.SetDefault("timeout", "30s")
+	v.SetDefault("timeout", "0s")
 	v.SetDefault("engine.role", "central")
 	v.SetDefault("engine.node_id", "")
 	v.SetDefault("engine.workers", 16)

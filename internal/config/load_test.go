@@ -97,7 +97,7 @@ func TestLoadDefaults(t *testing.T) {
 	want := config.Config{
 		DB:      filepath.Join(dataHome, "queuectl", "queuectl.db"),
 		Output:  "table",
-		Timeout: 30 * time.Second,
+		Timeout: 0,
 		Engine: config.Engine{
 			Role:       "central",
 			Workers:    16,
