@@ -151,14 +151,18 @@ func (e *Engine) readiness(r store.Reader, rec *store.QueueRecord, now time.Time
 	if err != nil || head == nil {
 		return nil, time.Time{}, err
 	}
+	// A blacklist candidate stays one until it is delivered: its retries
+	// after a transient error run alone too, or a crash during one would
+	// be blamed on the innocent messages in flight beside it.
+	candidate := head.Crashes > 0 && e.cfg.Engine.Blacklisting.Enabled
 	switch head.Status {
 	case domain.StatusTBDL:
-		return &job{queue: rec.Name, candidate: head.Crashes > 0 && e.cfg.Engine.Blacklisting.Enabled}, time.Time{}, nil
+		return &job{queue: rec.Name, candidate: candidate}, time.Time{}, nil
 	case domain.StatusWAIT:
 		if head.NextAttemptAt != nil && head.NextAttemptAt.After(now) {
 			return nil, *head.NextAttemptAt, nil
 		}
-		return &job{queue: rec.Name}, time.Time{}, nil
+		return &job{queue: rec.Name, candidate: candidate}, time.Time{}, nil
 	}
 	return nil, time.Time{}, nil
 }
