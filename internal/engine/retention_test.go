@@ -1,0 +1,133 @@
+package engine_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/engine"
+	"github.com/queuectl/queuectl/internal/store"
+)
+
+// aged stores a message of queue in status s, created at created and last
+// changed at updated.
+func (b *testBundle) aged(t *testing.T, queue string, s domain.Status, created, updated time.Time) *domain.Message {
+	t.Helper()
+	m := &domain.Message{ID: domain.NewID(), QoS: domain.EO, Sender: "ERP", Receiver: "WMS", Queue: queue,
+		Stage: domain.Outbound, Status: s, CreatedAt: created, UpdatedAt: updated}
+	b.update(t, func(w store.Writer) error {
+		return w.Insert(m, []byte("payload of "+m.ID), domain.HistoryEntry{At: created, Actor: "test"})
+	})
+	return m
+}
+
+func (b *testBundle) exists(t *testing.T, id string) bool {
+	t.Helper()
+	found := true
+	require.NoError(t, b.st.View(b.ctx, func(r store.Reader) error {
+		_, err := r.Message(id)
+		if err != nil {
+			found = false
+			require.ErrorIs(t, err, domain.ErrNotFound)
+			_, err = r.Payload(id)
+			require.ErrorIs(t, err, domain.ErrNotFound)
+			_, err = r.History(id)
+			require.ErrorIs(t, err, domain.ErrNotFound)
+		}
+		return nil
+	}))
+	return found
+}
+
+func TestPurge(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	now := time.Now().UTC()
+	old, cutoff := now.Add(-48*time.Hour), now.Add(-24*time.Hour)
+	q := "XBTO" + code4("WMS")
+
+	// Messages are created in id order, oldest first, as in a real store.
+	oldDLVD := b.aged(t, q, domain.StatusDLVD, old, old)
+	oldFAIL := b.aged(t, q, domain.StatusFAIL, old, old)
+	var neverPurged []*domain.Message
+	for _, s := range []domain.Status{domain.StatusNDLV, domain.StatusTBDL, domain.StatusWAIT, domain.StatusHOLD, domain.StatusPEND} {
+		neverPurged = append(neverPurged, b.aged(t, q, s, old, old))
+	}
+	changedLately := b.aged(t, q, domain.StatusDLVD, old, now.Add(-time.Hour))
+	recent := b.aged(t, q, domain.StatusDLVD, now, now)
+	recentFAIL := b.aged(t, q, domain.StatusFAIL, now, now)
+	before := b.queueRecord(t, q).Counts
+
+	n, err := engine.Purge(b.ctx, b.st, domain.StatusDLVD, cutoff, true)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "dry run counts what would go")
+	require.True(t, b.exists(t, oldDLVD.ID), "a dry run deletes nothing")
+	require.Equal(t, before, b.queueRecord(t, q).Counts)
+
+	n, err = engine.Purge(b.ctx, b.st, domain.StatusDLVD, cutoff, false)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.False(t, b.exists(t, oldDLVD.ID))
+	require.True(t, b.exists(t, oldFAIL.ID), "FAIL has its own retention")
+
+	n, err = engine.Purge(b.ctx, b.st, domain.StatusFAIL, cutoff, false)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.False(t, b.exists(t, oldFAIL.ID))
+
+	for _, m := range append(neverPurged, changedLately, recent, recentFAIL) {
+		require.True(t, b.exists(t, m.ID), "%s message %s", m.Status, m.ID)
+	}
+	after := b.queueRecord(t, q).Counts
+	require.Equal(t, before[domain.StatusDLVD]-1, after[domain.StatusDLVD])
+	require.Equal(t, before[domain.StatusFAIL]-1, after[domain.StatusFAIL])
+	for _, s := range []domain.Status{domain.StatusNDLV, domain.StatusTBDL, domain.StatusWAIT, domain.StatusHOLD, domain.StatusPEND} {
+		require.Equal(t, int64(1), after[s], "%s", s)
+	}
+
+	n, err = engine.Purge(b.ctx, b.st, domain.StatusDLVD, cutoff, false)
+	require.NoError(t, err)
+	require.Zero(t, n, "nothing left to purge")
+}
+
+func TestPurgeRefusesOpenStatuses(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, s := range []domain.Status{domain.StatusNDLV, domain.StatusTBDL, domain.StatusWAIT, domain.StatusHOLD,
+		domain.StatusPEND, domain.StatusDLNG} {
+		n, err := engine.Purge(b.ctx, b.st, s, time.Now(), false)
+		require.ErrorIs(t, err, domain.ErrInvalid, "%s", s)
+		require.Zero(t, n)
+	}
+}
+
+func TestPurgeWorksInBatches(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	old := time.Now().UTC().Add(-48 * time.Hour)
+	q := "XBTO" + code4("WMS")
+	const total = 2500 // more than one purge batch
+	b.update(t, func(w store.Writer) error {
+		for range total {
+			m := &domain.Message{ID: domain.NewID(), QoS: domain.EO, Sender: "ERP", Receiver: "WMS", Queue: q,
+				Stage: domain.Outbound, Status: domain.StatusDLVD, CreatedAt: old, UpdatedAt: old}
+			if err := w.Insert(m, []byte("x"), domain.HistoryEntry{At: old, Actor: "test"}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	keep := b.aged(t, q, domain.StatusDLVD, time.Now().UTC(), time.Now().UTC())
+
+	n, err := engine.Purge(b.ctx, b.st, domain.StatusDLVD, old.Add(time.Hour), true)
+	require.NoError(t, err)
+	require.Equal(t, total, n)
+
+	n, err = engine.Purge(b.ctx, b.st, domain.StatusDLVD, old.Add(time.Hour), false)
+	require.NoError(t, err)
+	require.Equal(t, total, n)
+	require.Equal(t, int64(1), b.queueRecord(t, q).Counts[domain.StatusDLVD])
+	require.True(t, b.exists(t, keep.ID))
+}
