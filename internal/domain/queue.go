@@ -57,7 +57,7 @@ type Queue struct {
 type QueueHead struct {
 	ID          string     `json:"id" yaml:"id"`
 	Status      Status     `json:"status" yaml:"status"`
-	Error       string     `json:"error,omitempty" yaml:"error,omitempty"`
+	Error       string     `json:"error" yaml:"error"`
 	ErrorClass  ErrorClass `json:"error_class,omitempty" yaml:"error_class,omitempty"`
 	Since       time.Time  `json:"since" yaml:"since"`
 	Attempts    int        `json:"attempts" yaml:"attempts"`
