@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/placement"
 	"github.com/queuectl/queuectl/internal/receiver"
 	"github.com/queuectl/queuectl/internal/store"
 )
@@ -101,7 +102,7 @@ func (e *Engine) route(ctx context.Context, m *domain.Message, payload []byte) [
 			if err != nil {
 				return err
 			}
-			status, err := arrivalStatus(w, queue, m.QoS)
+			status, err := placement.ArrivalStatus(w, queue, m.QoS)
 			if err != nil {
 				return err
 			}
@@ -203,7 +204,7 @@ func (e *Engine) complete(w store.Writer, m *domain.Message, now time.Time, reas
 	if err != nil {
 		return nil, err
 	}
-	return after, releaseHeld(w, after.Queue, e.history(now, "the head "+m.ID+" was delivered"))
+	return after, placement.Settle(w, after.Queue, e.history(now, "the head "+m.ID+" was delivered"))
 }
 
 // fail makes a DLNG message WAIT or NDLV and holds the rest of an EOIO queue.
@@ -218,10 +219,7 @@ func (e *Engine) fail(w store.Writer, m *domain.Message, to domain.Status, class
 	if err != nil {
 		return nil, err
 	}
-	if after.QoS == domain.EOIO {
-		err = holdSuccessors(w, after.Queue, e.history(now, "held behind "+after.ID+" ("+string(to)+")"))
-	}
-	return after, err
+	return after, placement.Settle(w, after.Queue, e.history(now, "held behind "+after.ID+" ("+string(to)+")"))
 }
 
 // retryAt is when attempt n+1 is due: engine.retry.interval after a failed

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/placement"
 	"github.com/queuectl/queuectl/internal/store"
 )
 
@@ -48,10 +49,8 @@ func (e *Engine) recoverCrashed(ctx context.Context) error {
 				if err != nil {
 					return err
 				}
-				if after.QoS == domain.EOIO {
-					if err := holdSuccessors(w, after.Queue, e.history(now, "held behind blacklisted "+after.ID)); err != nil {
-						return err
-					}
+				if err := placement.Settle(w, after.Queue, e.history(now, "held behind blacklisted "+after.ID)); err != nil {
+					return err
 				}
 				blacklisted = append(blacklisted, after)
 				continue

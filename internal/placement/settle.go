@@ -1,0 +1,62 @@
+package placement
+
+import (
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/store"
+)
+
+// Settle restores the HOLD rule of §4 in one queue after a change to it: in
+// an EOIO queue whose head WAITs or is NDLV, every TBDL message behind it is
+// held (TBDL→HOLD); once the head is anything else — delivered, failed,
+// resent, released — the held messages go on (HOLD→TBDL) in seq order. EO
+// queues have no HOLD. The engine and every operator action call it, so the
+// rule lives in one place. h is the history entry the moved messages get;
+// an empty reason is filled in to say which way they moved and why.
+func Settle(w store.Writer, queue string, h domain.HistoryEntry) error {
+	rec, err := w.Queue(queue)
+	if err != nil || rec.QoS != domain.EOIO {
+		return err
+	}
+	held, waiting := rec.Counts[domain.StatusHOLD], rec.Counts[domain.StatusTBDL]
+	if held == 0 && waiting == 0 {
+		return nil
+	}
+	head, err := w.Head(queue)
+	if err != nil {
+		return err
+	}
+	blocked := head != nil && (head.Status == domain.StatusWAIT || head.Status == domain.StatusNDLV)
+	switch {
+	case blocked && waiting > 0:
+		if h.Reason == "" {
+			h.Reason = "held behind " + head.ID + " (" + string(head.Status) + ")"
+		}
+		return moveOpen(w, queue, domain.StatusTBDL, domain.StatusHOLD, h)
+	case !blocked && held > 0:
+		if h.Reason == "" {
+			h.Reason = "the queue's head no longer blocks it"
+		}
+		return moveOpen(w, queue, domain.StatusHOLD, domain.StatusTBDL, h)
+	}
+	return nil
+}
+
+// moveOpen changes every open message of the queue in status from to status to.
+func moveOpen(w store.Writer, queue string, from, to domain.Status, h domain.HistoryEntry) error {
+	var ids []string
+	err := w.QueueMessages(queue, store.QueueMessagesParams{Open: true}, func(m *domain.Message) error {
+		if m.Status == from {
+			ids = append(ids, m.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if _, err := w.Transition(store.TransitionParams{ID: id, From: []domain.Status{from}, To: to, History: h}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
