@@ -30,6 +30,7 @@ type Service interface {
 	Message(ctx context.Context, id string) (*domain.Message, error)
 	// Payload returns a message's payload, byte for byte.
 	Payload(ctx context.Context, id string) ([]byte, error)
+	Operator
 	// Close releases the service's store or connection.
 	Close() error
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuectl/queuectl/internal/domain"
-	"github.com/queuectl/queuectl/internal/engine"
 	"github.com/queuectl/queuectl/internal/store"
 )
 
@@ -60,19 +59,19 @@ func TestPurge(t *testing.T) {
 	recentFAIL := b.aged(t, q, domain.StatusFAIL, now, now)
 	before := b.queueRecord(t, q).Counts
 
-	n, err := engine.Purge(b.ctx, b.st, domain.StatusDLVD, cutoff, true)
+	n, err := store.Purge(b.ctx, b.st, domain.StatusDLVD, cutoff, true, nil)
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "dry run counts what would go")
 	require.True(t, b.exists(t, oldDLVD.ID), "a dry run deletes nothing")
 	require.Equal(t, before, b.queueRecord(t, q).Counts)
 
-	n, err = engine.Purge(b.ctx, b.st, domain.StatusDLVD, cutoff, false)
+	n, err = store.Purge(b.ctx, b.st, domain.StatusDLVD, cutoff, false, nil)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 	require.False(t, b.exists(t, oldDLVD.ID))
 	require.True(t, b.exists(t, oldFAIL.ID), "FAIL has its own retention")
 
-	n, err = engine.Purge(b.ctx, b.st, domain.StatusFAIL, cutoff, false)
+	n, err = store.Purge(b.ctx, b.st, domain.StatusFAIL, cutoff, false, nil)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 	require.False(t, b.exists(t, oldFAIL.ID))
@@ -87,7 +86,7 @@ func TestPurge(t *testing.T) {
 		require.Equal(t, int64(1), after[s], "%s", s)
 	}
 
-	n, err = engine.Purge(b.ctx, b.st, domain.StatusDLVD, cutoff, false)
+	n, err = store.Purge(b.ctx, b.st, domain.StatusDLVD, cutoff, false, nil)
 	require.NoError(t, err)
 	require.Zero(t, n, "nothing left to purge")
 }
@@ -97,7 +96,7 @@ func TestPurgeRefusesOpenStatuses(t *testing.T) {
 	b := setup(t)
 	for _, s := range []domain.Status{domain.StatusNDLV, domain.StatusTBDL, domain.StatusWAIT, domain.StatusHOLD,
 		domain.StatusPEND, domain.StatusDLNG} {
-		n, err := engine.Purge(b.ctx, b.st, s, time.Now(), false)
+		n, err := store.Purge(b.ctx, b.st, s, time.Now(), false, nil)
 		require.ErrorIs(t, err, domain.ErrInvalid, "%s", s)
 		require.Zero(t, n)
 	}
@@ -121,11 +120,11 @@ func TestPurgeWorksInBatches(t *testing.T) {
 	})
 	keep := b.aged(t, q, domain.StatusDLVD, time.Now().UTC(), time.Now().UTC())
 
-	n, err := engine.Purge(b.ctx, b.st, domain.StatusDLVD, old.Add(time.Hour), true)
+	n, err := store.Purge(b.ctx, b.st, domain.StatusDLVD, old.Add(time.Hour), true, nil)
 	require.NoError(t, err)
 	require.Equal(t, total, n)
 
-	n, err = engine.Purge(b.ctx, b.st, domain.StatusDLVD, old.Add(time.Hour), false)
+	n, err = store.Purge(b.ctx, b.st, domain.StatusDLVD, old.Add(time.Hour), false, nil)
 	require.NoError(t, err)
 	require.Equal(t, total, n)
 	require.Equal(t, int64(1), b.queueRecord(t, q).Counts[domain.StatusDLVD])

@@ -21,6 +21,11 @@ type Options struct {
 	MaxPayload int64
 	// Actor is who the history and audit log name for changes made here.
 	Actor string
+	// Source is the audit log's source address of changes made here.
+	Source string
+	// Notify, if set, is told which queues an action changed, so that an
+	// engine in the same process looks at them at once.
+	Notify func(queues ...string)
 	// Now and Rand may be replaced in tests; they default to the clock and a random source.
 	Now  func() time.Time
 	Rand func(n int) int
@@ -45,6 +50,9 @@ func New(st store.Store, opts Options) *Service {
 	}
 	if opts.Actor == "" {
 		opts.Actor = "local"
+	}
+	if opts.Source == "" {
+		opts.Source = "local"
 	}
 	if opts.Now == nil {
 		opts.Now = func() time.Time { return time.Now().UTC() }

@@ -1,0 +1,111 @@
+package admin
+
+import (
+	"context"
+	"time"
+
+	"github.com/queuectl/queuectl/internal/domain"
+)
+
+// Operator is what an operator can change (§4 operator transitions, §5).
+// Every action is applied per target as a compare-and-set, in batches of one
+// commit each, and writes its audit entry in the same transaction.
+type Operator interface {
+	// Act applies an action to message ids (or, for queue actions, queue
+	// names). With p.DryRun nothing changes and the result says what would.
+	Act(ctx context.Context, p ActParams) (*BulkResult, error)
+	// Tuning lists the tuning values (§7) with the queues that exist for each.
+	Tuning(ctx context.Context) ([]TuningEntry, error)
+	// Tune sets (value > 0) or unsets (value 0) a tuning value.
+	Tune(ctx context.Context, param, sub string, value int) (*TuningEntry, error)
+	// Audit calls fn for the audit entries matching f, oldest first.
+	Audit(ctx context.Context, f AuditFilter, fn func(*domain.AuditEntry) error) error
+	// Purge deletes DLVD and FAIL messages last changed before the cutoffs.
+	Purge(ctx context.Context, p PurgeParams) (*PurgeResult, error)
+}
+
+// Action names an operator action. The names are what the audit log records.
+type Action string
+
+// The operator actions of §5.
+const (
+	ActResend        Action = "message.resend"    // NDLV/WAIT → TBDL
+	ActFail          Action = "message.fail"      // NDLV/WAIT/HOLD → FAIL
+	ActRelease       Action = "blacklist.release" // blacklisted NDLV → TBDL, crashes reset
+	ActBlacklistFail Action = "blacklist.fail"    // blacklisted NDLV → FAIL
+	ActCommit        Action = "tx.commit"         // PEND → TBDL
+	ActRollback      Action = "tx.rollback"       // PEND → deleted
+	ActStop          Action = "queue.stop"        // delivery of a queue stops
+	ActStart         Action = "queue.start"       // delivery of a queue resumes
+)
+
+// QueueAction reports whether a targets queue names rather than message ids.
+func (a Action) QueueAction() bool { return a == ActStop || a == ActStart }
+
+// ActParams describe one call of Act.
+type ActParams struct {
+	Action  Action
+	Targets []string
+	// Reason is recorded in the history and audit log (message fail).
+	Reason string
+	DryRun bool
+}
+
+// BulkResult is the outcome of an action over many targets (§5).
+type BulkResult struct {
+	Changed    int       `json:"changed" yaml:"changed"`
+	ChangedIDs []string  `json:"changed_ids" yaml:"changed_ids"`
+	Skipped    []Skipped `json:"skipped" yaml:"skipped"`
+	NotFound   []string  `json:"not_found" yaml:"not_found"`
+	DryRun     bool      `json:"dry_run,omitempty" yaml:"dry_run,omitempty"`
+}
+
+// Skipped is a target the action did not apply to, and why.
+type Skipped struct {
+	ID     string        `json:"id" yaml:"id"`
+	Status domain.Status `json:"status" yaml:"status"`
+	Reason string        `json:"reason" yaml:"reason"`
+}
+
+// Add merges another batch's result into r.
+func (r *BulkResult) Add(o *BulkResult) {
+	r.Changed += o.Changed
+	r.ChangedIDs = append(r.ChangedIDs, o.ChangedIDs...)
+	r.Skipped = append(r.Skipped, o.Skipped...)
+	r.NotFound = append(r.NotFound, o.NotFound...)
+}
+
+// NewBulkResult returns an empty result whose lists encode as [] not null.
+func NewBulkResult() *BulkResult {
+	return &BulkResult{ChangedIDs: []string{}, Skipped: []Skipped{}, NotFound: []string{}}
+}
+
+// TuningEntry is one tuning value (§5: {param, sub, value, queues}).
+type TuningEntry struct {
+	Param  string   `json:"param" yaml:"param"`
+	Sub    string   `json:"sub" yaml:"sub"`
+	Value  int      `json:"value" yaml:"value"`
+	Set    bool     `json:"set" yaml:"set"`
+	Queues []string `json:"queues" yaml:"queues"`
+}
+
+// AuditFilter selects audit entries.
+type AuditFilter struct {
+	Since    time.Time
+	Actor    string
+	AfterSeq uint64
+	Limit    int
+}
+
+// PurgeParams select what `purge` deletes.
+type PurgeParams struct {
+	DeliveredBefore time.Time
+	FailedBefore    time.Time
+	DryRun          bool
+}
+
+// PurgeResult counts what was (or would be) purged per status.
+type PurgeResult struct {
+	Counts map[domain.Status]int `json:"counts" yaml:"counts"`
+	DryRun bool                  `json:"dry_run" yaml:"dry_run"`
+}
