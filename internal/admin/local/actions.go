@@ -29,7 +29,9 @@ type messageAction struct {
 	update func(m *domain.Message, p admin.ActParams, actor string)
 	// remove deletes the message instead (transactional rollback).
 	remove bool
-	verb   string
+	// verb is the `message` command that does the same for messages that
+	// are not blacklisted; a skip reason points to it.
+	verb string
 }
 
 var messageActions = map[admin.Action]messageAction{
@@ -46,7 +48,7 @@ var messageActions = map[admin.Action]messageAction{
 		update: failUpdate,
 	},
 	admin.ActRelease: {
-		from: []domain.Status{domain.StatusNDLV}, to: domain.StatusTBDL, blacklisted: true, verb: "release",
+		from: []domain.Status{domain.StatusNDLV}, to: domain.StatusTBDL, blacklisted: true, verb: "resend",
 		update: func(m *domain.Message, _ admin.ActParams, _ string) {
 			m.Attempts, m.NextAttemptAt, m.Node = 0, nil, ""
 			m.Crashes, m.Blacklisted = 0, false
@@ -154,14 +156,18 @@ func (s *Service) actOne(w store.Writer, p admin.ActParams, target string, br *a
 	if err != nil {
 		return "", err
 	}
+	needs := joinStatuses(a.from)
+	if a.blacklisted {
+		needs = "a blacklisted " + needs + " message"
+	}
 	if !slices.Contains(a.from, m.Status) {
 		br.Skipped = append(br.Skipped, admin.Skipped{ID: m.ID, Status: m.Status,
-			Reason: fmt.Sprintf("status is %s; %s needs %s", m.Status, p.Action, joinStatuses(a.from))})
+			Reason: fmt.Sprintf("status is %s; %s needs %s", m.Status, p.Action, needs)})
 		return "", nil
 	}
 	if a.blacklisted && !m.Blacklisted {
 		br.Skipped = append(br.Skipped, admin.Skipped{ID: m.ID, Status: m.Status,
-			Reason: fmt.Sprintf("not blacklisted; use 'message %s'", a.verb)})
+			Reason: fmt.Sprintf("status is %s but not blacklisted; %s needs %s (use 'message %s')", m.Status, p.Action, needs, a.verb)})
 		return "", nil
 	}
 	now := s.opts.Now()
