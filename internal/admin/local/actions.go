@@ -99,6 +99,9 @@ func (s *Service) Act(ctx context.Context, p admin.ActParams) (*admin.BulkResult
 					touched = append(touched, q)
 				}
 			}
+			if err := s.settle(w, p, touched); err != nil {
+				return err
+			}
 			if p.DryRun {
 				return errDryRun
 			}
@@ -192,14 +195,27 @@ func (s *Service) actOne(w store.Writer, p admin.ActParams, target string, br *a
 		if err != nil {
 			return "", err
 		}
-		h.Reason = ""
-		if err := placement.Settle(w, m.Queue, h); err != nil {
-			return "", err
-		}
 	}
 	br.Changed++
 	br.ChangedIDs = append(br.ChangedIDs, m.ID)
 	return m.Queue, nil
+}
+
+// settle restores the HOLD rule in the queues a batch of message actions
+// changed. It runs once after every target of the batch was applied, not
+// after each: failing a blocked head together with the messages held behind
+// it must fail them all, not release them for delivery half way.
+func (s *Service) settle(w store.Writer, p admin.ActParams, queues []string) error {
+	if p.Action.QueueAction() {
+		return nil
+	}
+	h := domain.HistoryEntry{At: s.opts.Now(), Actor: s.opts.Actor}
+	for _, q := range queues {
+		if err := placement.Settle(w, q, h); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // actQueue stops or starts one queue.
