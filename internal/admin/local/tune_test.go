@@ -1,0 +1,180 @@
+package local_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuectl/queuectl/internal/admin"
+	"github.com/queuectl/queuectl/internal/admin/local"
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/placement"
+)
+
+func TestTuningDefaults(t *testing.T) {
+	t.Parallel()
+
+	b := setup(t)
+	entries, err := b.svc.Tuning(b.ctx)
+	require.NoError(t, err)
+	require.Equal(t, []admin.TuningEntry{
+		{Param: placement.ParamEOInbound, Sub: "SENDER", Value: 1, Queues: []string{}},
+		{Param: placement.ParamEOInbound, Sub: "CENTRAL", Value: 1, Queues: []string{}},
+		{Param: placement.ParamEOInbound, Sub: "RECEIVER", Value: 1, Queues: []string{}},
+		{Param: placement.ParamEOOutbound, Sub: "", Value: 1, Queues: []string{}},
+	}, entries, "every inbound subparameter and the outbound default, unset")
+}
+
+func TestTuningListsValuesWithTheirQueues(t *testing.T) {
+	t.Parallel()
+
+	b := setup(t)
+	first := b.sendOne(t, eo("before"))
+	e, err := b.svc.Tune(b.ctx, placement.ParamEOInbound, "CENTRAL", 8)
+	require.NoError(t, err)
+	require.Equal(t, admin.TuningEntry{Param: placement.ParamEOInbound, Sub: "CENTRAL", Value: 8, Set: true,
+		Queues: []string{"XBTI0000"}}, *e)
+	second := b.sendOne(t, eo("after"))
+	require.Equal(t, "XBTI0007", second.Queue, "a change applies to messages sent after it")
+
+	e, err = b.svc.Tune(b.ctx, placement.ParamEOOutbound, "WMS", 4)
+	require.NoError(t, err)
+	require.Equal(t, 4, e.Value)
+	wms := b.outbound(t, first, "WMS")
+	archive := b.outbound(t, first, "ARCHIVE")
+	b.sendOne(t, eoio("ORDERS", "EOIO queues are not tuned"))
+	sender := local.New(b.st, local.Options{Role: domain.RoleSender, Rand: func(int) int { return 0 }})
+	_, err = sender.Send(b.ctx, []domain.SendRequest{eo("from a sender node")})
+	require.NoError(t, err)
+
+	entries, err := b.svc.Tuning(b.ctx)
+	require.NoError(t, err)
+	require.Equal(t, []admin.TuningEntry{
+		{Param: placement.ParamEOInbound, Sub: "SENDER", Value: 1, Queues: []string{"XBTS0000"}},
+		{Param: placement.ParamEOInbound, Sub: "CENTRAL", Value: 8, Set: true, Queues: []string{"XBTI0000", "XBTI0007"}},
+		{Param: placement.ParamEOInbound, Sub: "RECEIVER", Value: 1, Queues: []string{}},
+		{Param: placement.ParamEOOutbound, Sub: "", Value: 1, Queues: []string{archive.Queue}},
+		{Param: placement.ParamEOOutbound, Sub: "WMS", Value: 4, Set: true, Queues: []string{wms.Queue}},
+	}, entries)
+
+	var actions []string
+	for _, a := range b.auditLog(t) {
+		require.Equal(t, domain.AuditOK, a.Result)
+		actions = append(actions, a.Action+" "+a.Targets[0]+" "+a.Detail)
+	}
+	require.Equal(t, []string{
+		"tune.set EO_INBOUND_PARALLEL/CENTRAL value 8",
+		"tune.set EO_OUTBOUND_PARALLEL/WMS value 4",
+	}, actions)
+}
+
+func TestTuneUnset(t *testing.T) {
+	t.Parallel()
+
+	b := setup(t)
+	_, err := b.svc.Tune(b.ctx, placement.ParamEOInbound, "CENTRAL", 9999)
+	require.NoError(t, err, "9999 is the largest value")
+	e, err := b.svc.Tune(b.ctx, placement.ParamEOInbound, "CENTRAL", 0)
+	require.NoError(t, err)
+	require.Equal(t, admin.TuningEntry{Param: placement.ParamEOInbound, Sub: "CENTRAL", Value: 1, Queues: []string{}}, *e,
+		"value 0 unsets: the default applies again")
+
+	_, err = b.svc.Tune(b.ctx, placement.ParamEOOutbound, "WMS", 3)
+	require.NoError(t, err)
+	e, err = b.svc.Tune(b.ctx, placement.ParamEOOutbound, "WMS", 0)
+	require.NoError(t, err)
+	require.Equal(t, 1, e.Value, "WMS falls back to the value for all receivers")
+	require.False(t, e.Set)
+
+	_, err = b.svc.Tune(b.ctx, placement.ParamEOOutbound, "NEVER_SET", 0)
+	require.NoError(t, err, "unsetting what is not set is fine")
+
+	entries, err := b.svc.Tuning(b.ctx)
+	require.NoError(t, err)
+	require.Len(t, entries, 4, "no value is left set")
+	var actions []string
+	for _, a := range b.auditLog(t) {
+		actions = append(actions, a.Action)
+	}
+	require.Equal(t, []string{"tune.set", "tune.unset", "tune.set", "tune.unset", "tune.unset"}, actions)
+}
+
+func TestTuneValidation(t *testing.T) {
+	t.Parallel()
+
+	tests := []struct {
+		name       string
+		param, sub string
+		value      int
+		wantErr    string
+	}{
+		{"unknown parameter", "EO_PARALLEL", "", 2, `parameter "EO_PARALLEL" is not one of EO_INBOUND_PARALLEL, EO_OUTBOUND_PARALLEL`},
+		{"lowercase parameter", "eo_inbound_parallel", "CENTRAL", 2, "did you mean EO_INBOUND_PARALLEL?"},
+		{"lowercase outbound parameter", "Eo_Outbound_Parallel", "", 2, "did you mean EO_OUTBOUND_PARALLEL?"},
+		{"inbound without sub", placement.ParamEOInbound, "", 2, "needs --sub SENDER, CENTRAL or RECEIVER"},
+		{"inbound lowercase sub", placement.ParamEOInbound, "central", 2, `not "central"`},
+		{"inbound receiver name as sub", placement.ParamEOInbound, "WMS", 2, `not "WMS"`},
+		{"outbound bad receiver", placement.ParamEOOutbound, "W M S", 2, "--sub (a receiver name)"},
+		{"outbound receiver too long", placement.ParamEOOutbound, strings.Repeat("W", 61), 2, "--sub (a receiver name)"},
+		{"too large", placement.ParamEOOutbound, "", 10000, "value 10000 for EO_OUTBOUND_PARALLEL must be from 1 to 9999"},
+		{"negative", placement.ParamEOInbound, "CENTRAL", -1, "must be from 1 to 9999"},
+		{"bad parameter for unset", "NOPE", "", 0, `parameter "NOPE"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+
+			b := setup(t)
+			_, err := b.svc.Tune(b.ctx, placement.ParamEOOutbound, "WMS", 5)
+			require.NoError(t, err)
+			before := b.snapshot(t)
+
+			_, err = b.svc.Tune(b.ctx, tt.param, tt.sub, tt.value)
+			require.ErrorIs(t, err, domain.ErrInvalid)
+			require.ErrorContains(t, err, tt.wantErr)
+			require.Equal(t, before, b.snapshot(t), "nothing changes")
+
+			entries := b.auditLog(t)
+			require.Len(t, entries, 2, "the refusal is audited")
+			e := entries[1]
+			require.Equal(t, domain.AuditError, e.Result)
+			require.Equal(t, []string{tt.param + "/" + tt.sub}, e.Targets)
+			require.Equal(t, err.Error(), e.Detail)
+			want := "tune.set"
+			if tt.value == 0 {
+				want = "tune.unset"
+			}
+			require.Equal(t, want, e.Action)
+		})
+	}
+}
+
+func TestAuditFilters(t *testing.T) {
+	t.Parallel()
+
+	b := setup(t)
+	_, err := b.svc.Tune(b.ctx, placement.ParamEOOutbound, "", 2)
+	require.NoError(t, err)
+	b.now = b.now.Add(time.Hour)
+	other := local.New(b.st, local.Options{Actor: "ops", Now: func() time.Time { return b.now }})
+	_, err = other.Tune(b.ctx, placement.ParamEOOutbound, "", 3)
+	require.NoError(t, err)
+	_, err = b.svc.Tune(b.ctx, placement.ParamEOOutbound, "", 4)
+	require.NoError(t, err)
+
+	collect := func(f admin.AuditFilter) []string {
+		var out []string
+		require.NoError(t, b.svc.Audit(b.ctx, f, func(e *domain.AuditEntry) error {
+			out = append(out, e.Actor+" "+e.Detail)
+			return nil
+		}))
+		return out
+	}
+	require.Equal(t, []string{"local:test value 2", "ops value 3", "local:test value 4"}, collect(admin.AuditFilter{}), "oldest first")
+	require.Equal(t, []string{"ops value 3"}, collect(admin.AuditFilter{Actor: "ops"}))
+	require.Equal(t, []string{"ops value 3", "local:test value 4"}, collect(admin.AuditFilter{Since: b.now}))
+	require.Equal(t, []string{"local:test value 2"}, collect(admin.AuditFilter{Limit: 1}))
+	require.Equal(t, []string{"local:test value 4"}, collect(admin.AuditFilter{AfterSeq: 2}))
+}
