@@ -366,7 +366,9 @@ type clock struct {
 	t  time.Time
 }
 
-func newClock() *clock { return &clock{t: time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)} }
+// newClock starts at the real time, so that what the engine stamps and
+// what the admin service stamps (with the real clock) stay in order.
+func newClock() *clock { return &clock{t: time.Now().UTC()} }
 
 func (c *clock) Now() time.Time {
 	c.mu.Lock()

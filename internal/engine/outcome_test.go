@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuectl/queuectl/internal/config"
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/engine"
 )
@@ -250,4 +251,23 @@ func payloads(as []arrival) []string {
 		out[i] = a.Payload
 	}
 	return out
+}
+
+func TestExponentialBackoff(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.cfg.Engine.Retry = config.Retry{Count: 3, Interval: 10 * time.Millisecond, Backoff: "exponential",
+		MaxInterval: 25 * time.Millisecond}
+	ep := b.newEndpoint(t, "WMS")
+	ep.failPayload("1", http.StatusBadGateway)
+	b.send(t, eo("WMS", "1"))
+	b.start(t)
+	b.waitFor(t, "the retries to run out", func() bool { return b.count(engine.EventFailed) == 1 })
+
+	var waits []time.Duration
+	for _, e := range b.eventsOf(engine.EventWaiting) {
+		waits = append(waits, e.Message.NextAttemptAt.Sub(e.Message.UpdatedAt))
+	}
+	require.Equal(t, []time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 25 * time.Millisecond}, waits,
+		"doubled per attempt, up to max_interval")
 }

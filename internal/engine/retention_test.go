@@ -1,12 +1,15 @@
 package engine_test
 
 import (
+	"net/http"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuectl/queuectl/internal/config"
 	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/engine"
 	"github.com/queuectl/queuectl/internal/store"
 )
 
@@ -129,4 +132,29 @@ func TestPurgeWorksInBatches(t *testing.T) {
 	require.Equal(t, total, n)
 	require.Equal(t, int64(1), b.queueRecord(t, q).Counts[domain.StatusDLVD])
 	require.True(t, b.exists(t, keep.ID))
+}
+
+func TestRetentionLoopPurgesFinalMessages(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	clk := newClock()
+	b.now = clk.Now
+	// The loop checks every tenth of the shorter retention: every
+	// millisecond of real time. The engine's clock stands still, so
+	// nothing is due until the test moves it.
+	b.cfg.Engine.Retention = config.Retention{Delivered: 10 * time.Millisecond, Failed: 20 * time.Millisecond}
+	ep := b.newEndpoint(t, "WMS")
+	ep.failPayload("bad", http.StatusBadRequest)
+	in := b.send(t, eo("WMS", "good"), eo("WMS", "bad"))
+	b.start(t)
+	b.waitDelivered(t, 1)
+	b.waitFor(t, "the bad message NDLV", func() bool { return b.count(engine.EventFailed) == 1 })
+	good, bad := b.outboundOf(t, in[0].ID), b.outboundOf(t, in[1].ID)
+
+	clk.Advance(time.Minute)
+	b.waitFor(t, "a purge", func() bool { return b.logged("purged") })
+	require.False(t, b.exists(t, good.ID))
+	require.False(t, b.exists(t, in[0].ID), "inbound messages are DLVD once routed")
+	require.False(t, b.exists(t, in[1].ID))
+	require.True(t, b.exists(t, bad.ID), "NDLV is never purged")
 }
