@@ -77,6 +77,7 @@ func failUpdate(m *domain.Message, p admin.ActParams, actor string) {
 // Act applies an action to its targets, each on its own compare-and-set,
 // in batches of actBatch per commit, each batch with its audit entry.
 func (s *Service) Act(ctx context.Context, p admin.ActParams) (*admin.BulkResult, error) {
+	s = s.as(ctx)
 	targets, err := s.checkTargets(p)
 	if err != nil {
 		s.auditRefusal(ctx, p, err)

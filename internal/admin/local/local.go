@@ -72,3 +72,21 @@ func (s *Service) Close() error { return s.st.Close() }
 func (s *Service) view(ctx context.Context, fn func(store.Reader) error) error {
 	return s.st.View(ctx, fn)
 }
+
+// as returns the service acting for the caller a request's context names
+// (the HTTP API's token), or s itself.
+func (s *Service) as(ctx context.Context) *Service {
+	c, ok := admin.CallerFrom(ctx)
+	if !ok {
+		return s
+	}
+	cp := *s
+	cp.opts.Actor, cp.opts.Source = c.Actor, c.Source
+	return &cp
+}
+
+// RecordAudit appends an audit entry in a transaction of its own: a request
+// refused before it reached the service (§6: refusals are audited too).
+func (s *Service) RecordAudit(ctx context.Context, e *domain.AuditEntry) error {
+	return s.st.Update(ctx, func(w store.Writer) error { return w.AppendAudit(e) })
+}

@@ -16,6 +16,7 @@ const sendBatch = 1000
 
 // Send validates all requests, then stores them in batches of sendBatch.
 func (s *Service) Send(ctx context.Context, reqs []domain.SendRequest) ([]*domain.Message, error) {
+	s = s.as(ctx)
 	for i := range reqs {
 		if err := reqs[i].Validate(s.opts.MaxPayload); err != nil {
 			if len(reqs) == 1 {

@@ -88,6 +88,7 @@ func roleSub(queue string) string {
 // Tune sets a tuning value (value ≥ 1) or unsets it (value 0), with its
 // audit entry in the same transaction. Invalid input changes nothing.
 func (s *Service) Tune(ctx context.Context, param, sub string, value int) (*admin.TuningEntry, error) {
+	s = s.as(ctx)
 	action := "tune.set"
 	if value == 0 {
 		action = "tune.unset"
@@ -162,6 +163,7 @@ func (s *Service) Audit(ctx context.Context, f admin.AuditFilter, fn func(*domai
 // with an audit entry per batch; NDLV, WAIT, HOLD, TBDL, DLNG and PEND are
 // never purged.
 func (s *Service) Purge(ctx context.Context, p admin.PurgeParams) (*admin.PurgeResult, error) {
+	s = s.as(ctx)
 	res := &admin.PurgeResult{Counts: map[domain.Status]int{}, DryRun: p.DryRun}
 	for _, c := range []struct {
 		status domain.Status

@@ -1,0 +1,248 @@
+// Package wire holds the JSON shapes of the HTTP API (§6) that the server
+// and the remote client share, and the query encoding of list filters, so
+// that both sides agree by construction.
+package wire
+
+import (
+	"encoding/base64"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/queuectl/queuectl/internal/admin"
+	"github.com/queuectl/queuectl/internal/domain"
+)
+
+// Page is one page of a list: its items and the cursor of the next page
+// ("" when there is none).
+type Page[T any] struct {
+	Items []T    `json:"items"`
+	Next  string `json:"next"`
+}
+
+// MaxPage is the largest page a list endpoint returns.
+const MaxPage = 1000
+
+// SendBody is the body of POST /v1/messages.
+type SendBody struct {
+	Messages []SendMessage `json:"messages"`
+}
+
+// SendMessage is one message to send; the payload travels as base64.
+type SendMessage struct {
+	QoS        domain.QoS        `json:"qos"`
+	Sender     string            `json:"sender"`
+	Receivers  []string          `json:"receivers,omitempty"`
+	AppQueue   string            `json:"app_queue,omitempty"`
+	Interface  string            `json:"interface,omitempty"`
+	Headers    map[string]string `json:"headers,omitempty"`
+	PayloadB64 string            `json:"payload_b64"`
+	Prepare    bool              `json:"prepare,omitempty"`
+}
+
+// FromRequest encodes a send request.
+func FromRequest(r domain.SendRequest) SendMessage {
+	return SendMessage{QoS: r.QoS, Sender: r.Sender, Receivers: r.Receivers, AppQueue: r.AppQueue,
+		Interface: r.Interface, Headers: r.Headers, Prepare: r.Prepare,
+		PayloadB64: base64.StdEncoding.EncodeToString(r.Payload)}
+}
+
+// Request decodes a send request.
+func (m SendMessage) Request() (domain.SendRequest, error) {
+	p, err := base64.StdEncoding.DecodeString(m.PayloadB64)
+	if err != nil {
+		return domain.SendRequest{}, domain.Invalidf("payload_b64 is not valid base64: %v", err)
+	}
+	return domain.SendRequest{QoS: m.QoS, Sender: m.Sender, Receivers: m.Receivers, AppQueue: m.AppQueue,
+		Interface: m.Interface, Headers: m.Headers, Prepare: m.Prepare, Payload: p}, nil
+}
+
+// ActBody is the body of POST /v1/actions/{action}.
+type ActBody struct {
+	Targets []string `json:"targets"`
+	Reason  string   `json:"reason,omitempty"`
+	DryRun  bool     `json:"dry_run,omitempty"`
+}
+
+// TuneBody is the body of PUT /v1/tuning/{param}.
+type TuneBody struct {
+	Sub   string `json:"sub"`
+	Value int    `json:"value"`
+}
+
+// PurgeBody is the body of POST /v1/purge.
+type PurgeBody struct {
+	DeliveredBefore time.Time `json:"delivered_before,omitzero"`
+	FailedBefore    time.Time `json:"failed_before,omitzero"`
+	DryRun          bool      `json:"dry_run,omitempty"`
+}
+
+// ErrorBody is the error envelope of §6.
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail says what went wrong.
+type ErrorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Hint    string `json:"hint,omitempty"`
+}
+
+// MessageQuery encodes a message filter as query parameters.
+func MessageQuery(f admin.MessageFilter) url.Values {
+	q := url.Values{}
+	setList(q, "status", statusStrings(f.Statuses))
+	setList(q, "queue", f.Queues)
+	setList(q, "receiver", f.Receivers)
+	setList(q, "sender", f.Senders)
+	setList(q, "app_queue", f.AppQueues)
+	setStr(q, "error", f.ErrorText)
+	setTime(q, "older_than", f.OlderThan)
+	setTime(q, "newer_than", f.NewerThan)
+	if f.Blacklisted != nil {
+		q.Set("blacklisted", strconv.FormatBool(*f.Blacklisted))
+	}
+	setStr(q, "after", f.After)
+	return q
+}
+
+// ParseMessageQuery decodes a message filter; Limit is the caller's.
+func ParseMessageQuery(q url.Values) (admin.MessageFilter, error) {
+	var f admin.MessageFilter
+	var err error
+	if v := q.Get("status"); v != "" {
+		if f.Statuses, err = domain.ParseStatuses(v); err != nil {
+			return f, err
+		}
+	}
+	f.Queues, f.Receivers, f.Senders, f.AppQueues = list(q, "queue"), list(q, "receiver"), list(q, "sender"), list(q, "app_queue")
+	f.ErrorText, f.After = q.Get("error"), q.Get("after")
+	if f.OlderThan, err = parseTime(q, "older_than"); err != nil {
+		return f, err
+	}
+	if f.NewerThan, err = parseTime(q, "newer_than"); err != nil {
+		return f, err
+	}
+	if v := q.Get("blacklisted"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return f, domain.Invalidf("blacklisted %q must be true or false", v)
+		}
+		f.Blacklisted = &b
+	}
+	return f, nil
+}
+
+// QueueQuery encodes a queue filter as query parameters.
+func QueueQuery(f admin.QueueFilter) url.Values {
+	q := url.Values{}
+	qos := make([]string, len(f.QoS))
+	for i, v := range f.QoS {
+		qos[i] = string(v)
+	}
+	stages := make([]string, len(f.Stages))
+	for i, v := range f.Stages {
+		stages[i] = string(v)
+	}
+	states := make([]string, len(f.States))
+	for i, v := range f.States {
+		states[i] = string(v)
+	}
+	setList(q, "qos", qos)
+	setList(q, "stage", stages)
+	setList(q, "state", states)
+	setList(q, "receiver", f.Receivers)
+	setStr(q, "name", f.Name)
+	setStr(q, "after", f.After)
+	return q
+}
+
+// ParseQueueQuery decodes a queue filter; Limit is the caller's.
+func ParseQueueQuery(q url.Values) (admin.QueueFilter, error) {
+	f := admin.QueueFilter{Receivers: list(q, "receiver"), Name: q.Get("name"), After: q.Get("after")}
+	for _, s := range list(q, "qos") {
+		v, err := domain.ParseQoS(s)
+		if err != nil {
+			return f, err
+		}
+		f.QoS = append(f.QoS, v)
+	}
+	for _, s := range list(q, "stage") {
+		v, err := domain.ParseStage(s)
+		if err != nil {
+			return f, err
+		}
+		f.Stages = append(f.Stages, v)
+	}
+	if v := q.Get("state"); v != "" {
+		st, err := domain.ParseQueueStates(v)
+		if err != nil {
+			return f, err
+		}
+		f.States = st
+	}
+	return f, nil
+}
+
+// ParseLimit reads a page size: default 100, at most MaxPage.
+func ParseLimit(q url.Values) (int, error) {
+	v := q.Get("limit")
+	if v == "" {
+		return 100, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > MaxPage {
+		return 0, domain.Invalidf("limit %q must be a number from 1 to %d", v, MaxPage)
+	}
+	return n, nil
+}
+
+func statusStrings(ss []domain.Status) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = string(s)
+	}
+	return out
+}
+
+func setList(q url.Values, k string, v []string) {
+	if len(v) > 0 {
+		q.Set(k, strings.Join(v, ","))
+	}
+}
+
+func setStr(q url.Values, k, v string) {
+	if v != "" {
+		q.Set(k, v)
+	}
+}
+
+func setTime(q url.Values, k string, t time.Time) {
+	if !t.IsZero() {
+		q.Set(k, t.UTC().Format(time.RFC3339Nano))
+	}
+}
+
+func list(q url.Values, k string) []string {
+	var out []string
+	for _, p := range strings.Split(q.Get(k), ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func parseTime(q url.Values, k string) (time.Time, error) {
+	v := q.Get(k)
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, domain.Invalidf("%s %q is not an RFC 3339 time", k, v)
+	}
+	return t, nil
+}

@@ -1,0 +1,322 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/queuectl/queuectl/internal/admin"
+	"github.com/queuectl/queuectl/internal/admin/wire"
+	"github.com/queuectl/queuectl/internal/domain"
+)
+
+// table lists every route of the API.
+func (s *Server) table() []route {
+	return []route{
+		{Method: "GET", Pattern: "/healthz", handle: s.healthz},
+		{Method: "GET", Pattern: "/readyz", handle: s.readyz},
+		{Method: "GET", Pattern: "/metrics", handle: s.metrics},
+		{Method: "GET", Pattern: "/v1/openapi.json", handle: s.openapi},
+		{Method: "GET", Pattern: "/v1/queues", perm: permRead, handle: s.listQueues},
+		{Method: "GET", Pattern: "/v1/queues/{name}", perm: permRead, handle: s.getQueue},
+		{Method: "GET", Pattern: "/v1/queues/{name}/messages", perm: permRead, handle: s.queueMessages},
+		{Method: "GET", Pattern: "/v1/messages", perm: permRead, handle: s.listMessages},
+		{Method: "POST", Pattern: "/v1/messages", perm: permSend, mutating: true, handle: s.send},
+		{Method: "GET", Pattern: "/v1/messages/{id}", perm: permRead, handle: s.getMessage},
+		{Method: "GET", Pattern: "/v1/messages/{id}/payload", perm: permPayload, handle: s.getPayload},
+		{Method: "POST", Pattern: "/v1/actions/{action}", permFor: actionPerm, mutating: true, handle: s.act},
+		{Method: "GET", Pattern: "/v1/tuning", perm: permRead, handle: s.tuning},
+		{Method: "PUT", Pattern: "/v1/tuning/{param}", perm: permAdmin, mutating: true, handle: s.tune},
+		{Method: "DELETE", Pattern: "/v1/tuning/{param}", perm: permAdmin, mutating: true, handle: s.untune},
+		{Method: "GET", Pattern: "/v1/audit", perm: permRead, handle: s.audit},
+		{Method: "POST", Pattern: "/v1/purge", perm: permAdmin, mutating: true, handle: s.purge},
+	}
+}
+
+// actionPerm: tx commit and rollback are also the producer's; the other
+// actions are the operator's.
+func actionPerm(r *http.Request) perm {
+	if strings.HasPrefix(r.PathValue("action"), "tx.") {
+		return permTx
+	}
+	return permOperate
+}
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	return nil
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
+	if s.opts.Ready != nil {
+		if err := s.opts.Ready(r.Context()); err != nil {
+			return domain.Errorf(domain.ErrUnavailable, "not ready: %v", err)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	return nil
+}
+
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request) error {
+	if s.opts.Metrics == nil {
+		return domain.NotFoundf("metrics are not enabled")
+	}
+	s.opts.Metrics.ServeHTTP(w, r)
+	return nil
+}
+
+func (s *Server) openapi(w http.ResponseWriter, _ *http.Request) error {
+	w.Header().Set("Content-Type", "application/json")
+	_, err := w.Write(OpenAPI)
+	return err
+}
+
+func (s *Server) listQueues(w http.ResponseWriter, r *http.Request) error {
+	f, err := wire.ParseQueueQuery(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	if f.Limit, err = wire.ParseLimit(r.URL.Query()); err != nil {
+		return err
+	}
+	page := wire.Page[*domain.Queue]{Items: []*domain.Queue{}}
+	err = s.opts.Service.Queues(r.Context(), f, func(q *domain.Queue) error {
+		page.Items = append(page.Items, q)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(page.Items) == f.Limit {
+		page.Next = page.Items[len(page.Items)-1].Name
+	}
+	writeJSON(w, http.StatusOK, page)
+	return nil
+}
+
+func (s *Server) getQueue(w http.ResponseWriter, r *http.Request) error {
+	q, err := s.opts.Service.Queue(r.Context(), r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, q)
+	return nil
+}
+
+func (s *Server) queueMessages(w http.ResponseWriter, r *http.Request) error {
+	qv := r.URL.Query()
+	limit, err := wire.ParseLimit(qv)
+	if err != nil {
+		return err
+	}
+	p := admin.QueueMessagesParams{All: qv.Get("all") == "true", Limit: limit}
+	if v := qv.Get("after"); v != "" {
+		if p.AfterSeq, err = strconv.ParseUint(v, 10, 64); err != nil {
+			return domain.Invalidf("after %q must be a seq number", v)
+		}
+	}
+	page := wire.Page[*domain.Message]{Items: []*domain.Message{}}
+	err = s.opts.Service.QueueMessages(r.Context(), r.PathValue("name"), p, func(m *domain.Message) error {
+		page.Items = append(page.Items, m)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(page.Items) == limit {
+		page.Next = strconv.FormatUint(page.Items[len(page.Items)-1].Seq, 10)
+	}
+	writeJSON(w, http.StatusOK, page)
+	return nil
+}
+
+func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) error {
+	f, err := wire.ParseMessageQuery(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	if f.Limit, err = wire.ParseLimit(r.URL.Query()); err != nil {
+		return err
+	}
+	page := wire.Page[*domain.Message]{Items: []*domain.Message{}}
+	err = s.opts.Service.Messages(r.Context(), f, func(m *domain.Message) error {
+		page.Items = append(page.Items, m)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(page.Items) == f.Limit {
+		page.Next = page.Items[len(page.Items)-1].ID
+	}
+	writeJSON(w, http.StatusOK, page)
+	return nil
+}
+
+func (s *Server) getMessage(w http.ResponseWriter, r *http.Request) error {
+	m, err := s.opts.Service.Message(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, m)
+	return nil
+}
+
+func (s *Server) getPayload(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.opts.Service.Payload(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Length", strconv.Itoa(len(p)))
+	_, err = w.Write(p)
+	return err
+}
+
+func (s *Server) send(w http.ResponseWriter, r *http.Request) error {
+	var body wire.SendBody
+	// base64 grows a payload by a third; 32 MiB leaves room for a batch of small ones.
+	if err := s.decode(w, r, &body, s.opts.MaxPayload/3*4+32<<20); err != nil {
+		return err
+	}
+	prepare := r.URL.Query().Get("prepare") == "true"
+	reqs := make([]domain.SendRequest, len(body.Messages))
+	for i, m := range body.Messages {
+		req, err := m.Request()
+		if err != nil {
+			return &admin.RequestError{Index: i, Err: err}
+		}
+		req.Prepare = req.Prepare || prepare
+		reqs[i] = req
+	}
+	if len(reqs) == 0 {
+		return domain.Invalidf("no messages in the request")
+	}
+	msgs, err := s.opts.Service.Send(r.Context(), reqs)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, wire.Page[*domain.Message]{Items: msgs})
+	return nil
+}
+
+func (s *Server) act(w http.ResponseWriter, r *http.Request) error {
+	var body wire.ActBody
+	if err := s.decode(w, r, &body, 16<<20); err != nil {
+		return err
+	}
+	res, err := s.opts.Service.Act(r.Context(), admin.ActParams{
+		Action: admin.Action(r.PathValue("action")), Targets: body.Targets, Reason: body.Reason, DryRun: body.DryRun,
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+func (s *Server) tuning(w http.ResponseWriter, r *http.Request) error {
+	entries, err := s.opts.Service.Tuning(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, entries)
+	return nil
+}
+
+func (s *Server) tune(w http.ResponseWriter, r *http.Request) error {
+	var body wire.TuneBody
+	if err := s.decode(w, r, &body, 1<<16); err != nil {
+		return err
+	}
+	if body.Value < 1 {
+		return domain.Invalidf("value %d must be from 1 to 9999", body.Value)
+	}
+	e, err := s.opts.Service.Tune(r.Context(), r.PathValue("param"), body.Sub, body.Value)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, e)
+	return nil
+}
+
+func (s *Server) untune(w http.ResponseWriter, r *http.Request) error {
+	e, err := s.opts.Service.Tune(r.Context(), r.PathValue("param"), r.URL.Query().Get("sub"), 0)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, e)
+	return nil
+}
+
+func (s *Server) audit(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	limit, err := wire.ParseLimit(q)
+	if err != nil {
+		return err
+	}
+	f := admin.AuditFilter{Actor: q.Get("actor"), Limit: limit}
+	if v := q.Get("since"); v != "" {
+		if f.Since, err = time.Parse(time.RFC3339Nano, v); err != nil {
+			return domain.Invalidf("since %q is not an RFC 3339 time", v)
+		}
+	}
+	if v := q.Get("after"); v != "" {
+		if f.AfterSeq, err = strconv.ParseUint(v, 10, 64); err != nil {
+			return domain.Invalidf("after %q must be an audit seq number", v)
+		}
+	}
+	page := wire.Page[*domain.AuditEntry]{Items: []*domain.AuditEntry{}}
+	err = s.opts.Service.Audit(r.Context(), f, func(e *domain.AuditEntry) error {
+		page.Items = append(page.Items, e)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(page.Items) == limit {
+		page.Next = strconv.FormatUint(page.Items[len(page.Items)-1].Seq, 10)
+	}
+	writeJSON(w, http.StatusOK, page)
+	return nil
+}
+
+func (s *Server) purge(w http.ResponseWriter, r *http.Request) error {
+	var body wire.PurgeBody
+	if err := s.decode(w, r, &body, 1<<16); err != nil {
+		return err
+	}
+	res, err := s.opts.Service.Purge(r.Context(), admin.PurgeParams{
+		DeliveredBefore: body.DeliveredBefore, FailedBefore: body.FailedBefore, DryRun: body.DryRun,
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+// decode reads a JSON body of at most limit bytes; unknown fields are refused.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, limit int64) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return domain.Errorf(domain.ErrTooLarge, "request body is over %s", domain.FormatBytes(limit))
+		}
+		if errors.Is(err, io.EOF) {
+			return domain.Invalidf("the request has no JSON body")
+		}
+		return domain.Invalidf("request body: %v", err)
+	}
+	if dec.More() {
+		return domain.Invalidf("request body: more than one JSON value")
+	}
+	return nil
+}
+

@@ -1,0 +1,176 @@
+// Package httpapi serves the JSON API of §6 over the admin service: the same
+// operations the CLI runs locally, with bearer-token roles, the error
+// envelope, cursor paging, and an audit entry for every mutating request,
+// refused ones included.
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/queuectl/queuectl/internal/admin"
+	"github.com/queuectl/queuectl/internal/admin/wire"
+	"github.com/queuectl/queuectl/internal/config"
+	"github.com/queuectl/queuectl/internal/domain"
+)
+
+// Auditor records audit entries for requests refused before they reached
+// the service.
+type Auditor interface {
+	RecordAudit(ctx context.Context, e *domain.AuditEntry) error
+}
+
+// Options configure a server.
+type Options struct {
+	Service admin.Service
+	Auditor Auditor
+	Tokens  []config.Token
+	// MaxPayload bounds a message payload; request bodies may be a little larger.
+	MaxPayload int64
+	// Ready reports whether the store and engine are up (/readyz).
+	Ready   func(ctx context.Context) error
+	Metrics http.Handler
+	Logger  *slog.Logger
+}
+
+// Server is the HTTP API.
+type Server struct {
+	opts   Options
+	tokens *tokenSet
+	routes []route
+}
+
+// route is one endpoint: what it needs and what it does.
+type route struct {
+	Method, Pattern string
+	// perm is what the caller needs; zero means no auth (health checks).
+	perm perm
+	// permFor, if set, picks the permission from the request (actions).
+	permFor  func(r *http.Request) perm
+	mutating bool
+	handle   func(w http.ResponseWriter, r *http.Request) error
+}
+
+// New builds a server.
+func New(opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.MaxPayload <= 0 {
+		opts.MaxPayload = domain.DefaultMaxPayload
+	}
+	s := &Server{opts: opts, tokens: newTokenSet(opts.Tokens)}
+	s.routes = s.table()
+	return s
+}
+
+// Routes lists "METHOD PATTERN" of every route, for the OpenAPI check.
+func (s *Server) Routes() []string {
+	out := make([]string, len(s.routes))
+	for i, r := range s.routes {
+		out[i] = r.Method + " " + r.Pattern
+	}
+	return out
+}
+
+// Handler returns the API. With trusted (the unix socket, protected by its
+// file mode) every request is allowed as admin; otherwise bearer tokens
+// decide, and no configured token means every request but the health checks
+// is refused.
+func (s *Server) Handler(trusted bool) http.Handler {
+	mux := http.NewServeMux()
+	for _, rt := range s.routes {
+		mux.HandleFunc(rt.Method+" "+rt.Pattern, s.wrap(rt, trusted))
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, domain.NotFoundf("no route %s %s; see /v1/openapi.json", r.Method, r.URL.Path))
+	})
+	return mux
+}
+
+func (s *Server) wrap(rt route, trusted bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		need := rt.perm
+		if rt.permFor != nil {
+			need = rt.permFor(r)
+		}
+		ctx := r.Context()
+		if need != 0 {
+			c := &caller{name: "socket", all: true}
+			if !trusted {
+				c = s.tokens.lookup(r)
+			}
+			switch {
+			case c == nil:
+				s.refuse(w, r, rt, "anonymous", http.StatusUnauthorized, "unauthorized",
+					"a valid bearer token is required (Authorization: Bearer TOKEN)")
+				return
+			case !c.may(need):
+				s.refuse(w, r, rt, c.name, http.StatusForbidden, "forbidden",
+					"token "+c.name+" may not "+r.Method+" "+r.URL.Path)
+				return
+			}
+			ctx = admin.WithCaller(ctx, admin.Caller{Actor: c.name, Source: source(r)})
+		}
+		if err := rt.handle(w, r.WithContext(ctx)); err != nil {
+			writeError(w, err)
+		}
+	}
+}
+
+// refuse answers 401 or 403 and, for a mutating route, records the refusal.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, rt route, actor string, status int, code, msg string) {
+	if rt.mutating && s.opts.Auditor != nil {
+		err := s.opts.Auditor.RecordAudit(context.WithoutCancel(r.Context()), &domain.AuditEntry{
+			At: time.Now().UTC(), Actor: actor, Source: source(r), Action: r.Method + " " + r.URL.Path,
+			Targets: []string{}, Result: domain.AuditDenied, Detail: msg,
+		})
+		if err != nil {
+			s.opts.Logger.Error("recording a refused request failed", "err", err)
+		}
+	}
+	writeJSON(w, status, wire.ErrorBody{Error: wire.ErrorDetail{Code: code, Message: msg}})
+}
+
+func source(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	if r.RemoteAddr == "" || r.RemoteAddr == "@" {
+		return "unix"
+	}
+	return r.RemoteAddr
+}
+
+// writeError sends the error envelope with the status of its kind.
+func writeError(w http.ResponseWriter, err error) {
+	status, code := http.StatusInternalServerError, "internal"
+	switch {
+	case errors.Is(err, domain.ErrTooLarge):
+		status, code = http.StatusRequestEntityTooLarge, "too_large"
+	case errors.Is(err, domain.ErrInvalid):
+		status, code = http.StatusBadRequest, "invalid"
+	case errors.Is(err, domain.ErrNotFound):
+		status, code = http.StatusNotFound, "not_found"
+	case errors.Is(err, domain.ErrConflict):
+		status, code = http.StatusConflict, "conflict"
+	case errors.Is(err, domain.ErrPermission):
+		status, code = http.StatusForbidden, "forbidden"
+	case errors.Is(err, domain.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
+		status, code = http.StatusServiceUnavailable, "unavailable"
+	}
+	writeJSON(w, status, wire.ErrorBody{Error: wire.ErrorDetail{Code: code, Message: err.Error(), Hint: domain.HintOf(err)}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
