@@ -1,6 +1,7 @@
 package local_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -183,8 +184,20 @@ func (b *testBundle) bulkNDLV(t *testing.T, n int, blacklisted bool) []string {
 // recount counts the messages of every queue per status by walking them.
 func (b *testBundle) recount(t *testing.T) map[string]map[domain.Status]int64 {
 	t.Helper()
+	return countsByWalk(t, b.st)
+}
+
+// counters returns the per-queue counters the store keeps.
+func (b *testBundle) counters(t *testing.T) map[string]map[domain.Status]int64 {
+	t.Helper()
+	return countsKept(t, b.st)
+}
+
+// countsByWalk counts the messages of every queue per status by walking them.
+func countsByWalk(t *testing.T, st store.Store) map[string]map[domain.Status]int64 {
+	t.Helper()
 	out := map[string]map[domain.Status]int64{}
-	require.NoError(t, b.st.View(b.ctx, func(r store.Reader) error {
+	require.NoError(t, st.View(context.Background(), func(r store.Reader) error {
 		return r.Messages(store.MessageFilter{}, func(m *domain.Message) error {
 			if out[m.Queue] == nil {
 				out[m.Queue] = map[domain.Status]int64{}
@@ -196,12 +209,12 @@ func (b *testBundle) recount(t *testing.T) map[string]map[domain.Status]int64 {
 	return out
 }
 
-// counters returns the per-queue counters the store keeps, without queues
+// countsKept returns the per-queue counters the store keeps, without queues
 // that are empty.
-func (b *testBundle) counters(t *testing.T) map[string]map[domain.Status]int64 {
+func countsKept(t *testing.T, st store.Store) map[string]map[domain.Status]int64 {
 	t.Helper()
 	out := map[string]map[domain.Status]int64{}
-	require.NoError(t, b.st.View(b.ctx, func(r store.Reader) error {
+	require.NoError(t, st.View(context.Background(), func(r store.Reader) error {
 		return r.Queues("", func(q *store.QueueRecord) error {
 			if len(q.Counts) > 0 {
 				out[q.Name] = q.Counts
