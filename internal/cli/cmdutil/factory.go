@@ -14,6 +14,7 @@ import (
 
 	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/admin/local"
+	"github.com/queuectl/queuectl/internal/admin/remote"
 	"github.com/queuectl/queuectl/internal/config"
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/output"
@@ -93,9 +94,19 @@ func (f *Factory) openAdmin() (admin.Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	if server, token, err := remoteTarget(c); err != nil || server != "" {
+		if err != nil {
+			return nil, err
+		}
+		return remote.New(remote.Options{Server: server, Token: token})
+	}
 	path, err := StorePath(c)
 	if err != nil {
 		return nil, err
+	}
+	// A running server holds the store; its socket serves the same commands.
+	if svc := socketService(path + ".sock"); svc != nil {
+		return svc, nil
 	}
 	st, err := bolt.Open(path, bolt.Options{})
 	if errors.Is(err, bolt.ErrNotStore) {

@@ -1,56 +1,90 @@
-// Package serve implements `queuectl serve`: run the delivery engine in the
-// foreground until a signal stops it.
+// Package serve implements `queuectl serve`: run the delivery engine and the
+// HTTP API in the foreground until a signal stops it.
 package serve
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/queuectl/queuectl/internal/admin/local"
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
+	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/engine"
+	"github.com/queuectl/queuectl/internal/httpapi"
 	"github.com/queuectl/queuectl/internal/store/bolt"
 )
 
+// Options are the parsed flags of `queuectl serve`.
+type Options struct {
+	LogFormat string
+	Listen    string
+	TLSCert   string
+	TLSKey    string
+	Insecure  bool
+}
+
 // NewCmd builds `queuectl serve`.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
-	var logFormat string
+	opts := &Options{}
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Run the delivery engine in the foreground",
+		Short: "Run the delivery engine and the HTTP API in the foreground",
 		Long: `Run the engine: route inbound messages to their receivers, deliver outbound
 messages, retry transient errors, block EOIO queues behind failed heads, and
 recover from crashes with blacklisting. It logs one line per notable event to
 stderr (start, crash recovery, queue blocked, message blacklisted, stop).
 
-SIGINT or SIGTERM stops it cleanly: deliveries in flight get
-engine.shutdown_timeout to finish, the rest are handed back to TBDL; a clean
-stop never counts as a crash. The process holds the store while it runs.`,
+It serves the HTTP API (§6) on the unix socket <db>.sock (mode 0600; every
+command run on the same store uses it while serve holds the store) and, with
+--listen, on TCP. A non-loopback --listen needs TLS (--tls-cert/--tls-key) and
+tokens (server.tokens in the config), unless --insecure is given.
+
+SIGINT or SIGTERM stops it cleanly: requests in flight finish, deliveries in
+flight get engine.shutdown_timeout to finish, the rest are handed back to
+TBDL; a clean stop never counts as a crash.`,
 		Example: `  queuectl serve
-  queuectl serve --config /etc/queuectl/config.yaml --log-format json`,
+  queuectl serve --listen 127.0.0.1:7870
+  queuectl serve --listen 0.0.0.0:7870 --tls-cert server.crt --tls-key server.key --log-format json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return run(cmd.Context(), f, logFormat)
+			return run(cmd.Context(), f, opts)
 		},
 	}
-	cmd.Flags().StringVar(&logFormat, "log-format", "text", "log line format: text or json")
+	fl := cmd.Flags()
+	fl.StringVar(&opts.LogFormat, "log-format", "text", "log line format: text or json")
+	fl.StringVar(&opts.Listen, "listen", "", "also serve the API on this TCP address (default server.listen)")
+	fl.StringVar(&opts.TLSCert, "tls-cert", "", "TLS certificate file for --listen (default server.tls_cert)")
+	fl.StringVar(&opts.TLSKey, "tls-key", "", "TLS key file for --listen (default server.tls_key)")
+	fl.BoolVar(&opts.Insecure, "insecure", false, "allow a non-loopback --listen without TLS or tokens")
 	return cmd
 }
 
-func run(ctx context.Context, f *cmdutil.Factory, logFormat string) error {
+func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 	c, err := f.Config()
 	if err != nil {
 		return err
 	}
 	var h slog.Handler
-	switch logFormat {
+	switch opts.LogFormat {
 	case "text":
 		h = slog.NewTextHandler(f.IO.ErrOut, nil)
 	case "json":
 		h = slog.NewJSONHandler(f.IO.ErrOut, nil)
 	default:
-		return cmdutil.FlagError("--log-format %q must be text or json", logFormat)
+		return cmdutil.FlagError("--log-format %q must be text or json", opts.LogFormat)
+	}
+	listen := firstOf(opts.Listen, c.Server.Listen)
+	cert, key := firstOf(opts.TLSCert, c.Server.TLSCert), firstOf(opts.TLSKey, c.Server.TLSKey)
+	if err := checkListen(listen, cert, key, len(c.Server.Tokens) > 0, opts.Insecure); err != nil {
+		return err
 	}
 	path, err := cmdutil.StorePath(c)
 	if err != nil {
@@ -61,9 +95,118 @@ func run(ctx context.Context, f *cmdutil.Factory, logFormat string) error {
 		return err
 	}
 	defer st.Close()
-	eng, err := engine.New(engine.Options{Store: st, Config: c, Logger: slog.New(h).With("store", path)})
+	log := slog.New(h).With("store", path)
+	eng, err := engine.New(engine.Options{Store: st, Config: c, Logger: log})
 	if err != nil {
 		return err
 	}
-	return eng.Run(ctx)
+	role, _ := domain.ParseRole(c.Engine.Role)
+	svc := local.New(st, local.Options{Role: role, MaxPayload: int64(c.Engine.MaxPayload), Actor: "server", Notify: eng.Notify})
+	api := httpapi.New(httpapi.Options{
+		Service: svc, Auditor: svc, Tokens: c.Server.Tokens, MaxPayload: int64(c.Engine.MaxPayload), Logger: log,
+		Ready: func(ctx context.Context) error { _, err := svc.Tuning(ctx); return err },
+	})
+
+	servers, err := startAPI(api, path+".sock", listen, cert, key, log)
+	if err != nil {
+		return err
+	}
+	err = eng.Run(ctx)
+	stopAPI(servers, c.Engine.ShutdownTimeout)
+	os.Remove(path + ".sock")
+	return err
+}
+
+// checkListen refuses a TCP listener that would expose the API unprotected.
+func checkListen(addr, cert, key string, tokens, insecure bool) error {
+	if addr == "" {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return cmdutil.FlagError("--listen %q is not host:port: %v", addr, err)
+	}
+	if (cert == "") != (key == "") {
+		return cmdutil.FlagError("--tls-cert and --tls-key go together")
+	}
+	ip := net.ParseIP(host)
+	loopback := host == "localhost" || (ip != nil && ip.IsLoopback())
+	if loopback || insecure || (cert != "" && tokens) {
+		return nil
+	}
+	return domain.WithHint(domain.ErrInvalid,
+		"--listen "+addr+" is not a loopback address: it needs TLS (--tls-cert, --tls-key) and tokens (server.tokens)",
+		"create a token with 'queuectl token create NAME --role ROLE', or pass --insecure to accept the risk")
+}
+
+// startAPI serves the API on the unix socket (trusted: its file mode is the
+// protection) and, if asked, on TCP (tokens decide).
+func startAPI(api *httpapi.Server, sock, listen, cert, key string, log *slog.Logger) ([]*http.Server, error) {
+	// The store is ours (bbolt's lock), so a socket file left behind by a
+	// killed server is stale.
+	os.Remove(sock)
+	ul, err := net.Listen("unix", sock)
+	if err != nil {
+		return nil, domain.Errorf(domain.ErrUnavailable, "serve the socket %s: %v", sock, err)
+	}
+	if err := os.Chmod(sock, 0o600); err != nil {
+		ul.Close()
+		return nil, err
+	}
+	servers := []*http.Server{newHTTPServer(api.Handler(true))}
+	go serveOn(servers[0], ul, log)
+	log.Info("api listening", "socket", sock)
+	if listen != "" {
+		tl, err := net.Listen("tcp", listen)
+		if err != nil {
+			servers[0].Close()
+			return nil, domain.Errorf(domain.ErrUnavailable, "listen on %s: %v", listen, err)
+		}
+		if cert != "" {
+			pair, err := tls.LoadX509KeyPair(cert, key)
+			if err != nil {
+				servers[0].Close()
+				tl.Close()
+				return nil, domain.Invalidf("TLS certificate %s / key %s: %v", cert, key, err)
+			}
+			tl = tls.NewListener(tl, &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12})
+		}
+		srv := newHTTPServer(api.Handler(false))
+		servers = append(servers, srv)
+		go serveOn(srv, tl, log)
+		log.Info("api listening", "address", tl.Addr().String(), "tls", cert != "")
+	}
+	return servers, nil
+}
+
+func newHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       5 * time.Minute,
+		WriteTimeout:      5 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+	}
+}
+
+func serveOn(srv *http.Server, l net.Listener, log *slog.Logger) {
+	if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Error("api server failed", "err", err)
+	}
+}
+
+// stopAPI lets requests in flight finish, up to the timeout.
+func stopAPI(servers []*http.Server, timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), max(timeout, time.Second))
+	defer cancel()
+	for _, s := range servers {
+		_ = s.Shutdown(ctx)
+	}
+}
+
+func firstOf(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

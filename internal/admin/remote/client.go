@@ -1,0 +1,183 @@
+// Package remote implements admin.Service over the HTTP API of a running
+// `queuectl serve`, on TCP (http, https) or its unix socket, so that every
+// command works the same against a server as locally.
+package remote
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/queuectl/queuectl/internal/admin"
+	"github.com/queuectl/queuectl/internal/admin/wire"
+	"github.com/queuectl/queuectl/internal/domain"
+)
+
+// Client talks to one server.
+type Client struct {
+	base  string // http://host:port, or http://unix for a socket
+	where string // what error messages call the server
+	token string
+	http  *http.Client
+}
+
+var _ admin.Service = (*Client)(nil)
+
+// Options configure a client.
+type Options struct {
+	// Server is http(s)://host:port or unix:///path/to/queuectl.db.sock.
+	Server string
+	Token  string
+	// Timeout bounds each request; zero means none (streams may be long).
+	Timeout time.Duration
+	// Transport replaces the default transport (tests, TLS roots).
+	Transport http.RoundTripper
+}
+
+// New returns a client for the server.
+func New(opts Options) (*Client, error) {
+	u, err := url.Parse(opts.Server)
+	if err != nil {
+		return nil, domain.Invalidf("server %q is not a URL: %v", opts.Server, errors.Unwrap(err))
+	}
+	c := &Client{token: opts.Token, where: opts.Server}
+	tr := opts.Transport
+	switch u.Scheme {
+	case "http", "https":
+		if u.Host == "" {
+			return nil, domain.Invalidf("server %q names no host", opts.Server)
+		}
+		c.base = u.Scheme + "://" + u.Host + strings.TrimSuffix(u.Path, "/")
+	case "unix":
+		if u.Path == "" {
+			return nil, domain.Invalidf("server %q names no socket; write unix:///path/to/queuectl.db.sock", opts.Server)
+		}
+		c.base, c.where = "http://unix", u.Path
+		if tr == nil {
+			path := u.Path
+			tr = &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+				var d net.Dialer
+				return d.DialContext(ctx, "unix", path)
+			}}
+		}
+	default:
+		return nil, domain.Invalidf("server %q: scheme must be http, https or unix", opts.Server)
+	}
+	if tr == nil {
+		tr = http.DefaultTransport
+	}
+	c.http = &http.Client{Transport: tr, Timeout: opts.Timeout}
+	return c, nil
+}
+
+// Close releases idle connections.
+func (c *Client) Close() error {
+	c.http.CloseIdleConnections()
+	return nil
+}
+
+// do sends a request and decodes a JSON answer into out (unless out is nil);
+// an error answer becomes an error of the matching kind.
+func (c *Client) do(ctx context.Context, method, path string, query url.Values, body, out any) error {
+	resp, err := c.send(ctx, method, path, query, body)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if out == nil {
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("server %s: unreadable answer to %s %s: %w", c.where, method, path, err)
+	}
+	return nil
+}
+
+// send performs a request and returns a 2xx response for the caller to read.
+func (c *Client) send(ctx context.Context, method, path string, query url.Values, body any) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	u := c.base + path
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, domain.WithHint(domain.ErrUnavailable,
+			fmt.Sprintf("server %s is unreachable: %v", c.where, rootCause(err)),
+			"is 'queuectl serve' running there? check --server and the context")
+	}
+	if resp.StatusCode/100 == 2 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	return nil, c.decodeError(resp)
+}
+
+func (c *Client) decodeError(resp *http.Response) error {
+	var body wire.ErrorBody
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if json.Unmarshal(raw, &body) != nil || body.Error.Code == "" {
+		return fmt.Errorf("server %s answered %s", c.where, resp.Status)
+	}
+	kind, ok := map[string]error{
+		"invalid": domain.ErrInvalid, "too_large": domain.ErrTooLarge, "not_found": domain.ErrNotFound,
+		"conflict": domain.ErrConflict, "unauthorized": domain.ErrPermission, "forbidden": domain.ErrPermission,
+		"unavailable": domain.ErrUnavailable,
+	}[body.Error.Code]
+	if !ok {
+		return fmt.Errorf("server %s: %s", c.where, body.Error.Message)
+	}
+	hint := body.Error.Hint
+	if body.Error.Code == "unauthorized" && hint == "" {
+		hint = "give a token with --token, --token-file or a context"
+	}
+	return domain.WithHint(kind, body.Error.Message, hint)
+}
+
+func rootCause(err error) error {
+	for {
+		u := errors.Unwrap(err)
+		if u == nil {
+			return err
+		}
+		err = u
+	}
+}
+
+// Healthy reports whether the server answers its health check.
+func (c *Client) Healthy(ctx context.Context) bool {
+	resp, err := c.send(ctx, http.MethodGet, "/healthz", nil, nil)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return true
+}

@@ -1,0 +1,177 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/queuectl/queuectl/internal/admin"
+	"github.com/queuectl/queuectl/internal/admin/wire"
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/store"
+)
+
+// sendBatch is how many messages one request carries.
+const sendBatch = 500
+
+// Send posts the requests in batches. The server checks each batch before it
+// stores any of it; a bad request is reported with its index in reqs.
+func (c *Client) Send(ctx context.Context, reqs []domain.SendRequest) ([]*domain.Message, error) {
+	out := make([]*domain.Message, 0, len(reqs))
+	for start := 0; start < len(reqs); start += sendBatch {
+		batch := reqs[start:min(start+sendBatch, len(reqs))]
+		body := wire.SendBody{Messages: make([]wire.SendMessage, len(batch))}
+		for i, r := range batch {
+			body.Messages[i] = wire.FromRequest(r)
+		}
+		var page wire.Page[*domain.Message]
+		if err := c.do(ctx, http.MethodPost, "/v1/messages", nil, body, &page); err != nil {
+			return out, err
+		}
+		out = append(out, page.Items...)
+	}
+	return out, nil
+}
+
+// pages walks a paged list: fn gets each item; limit 0 is all.
+// A walk function may end the walk early with store.ErrStop, as with the local service.
+func pages[T any](ctx context.Context, c *Client, path string, q url.Values, limit int, fn func(T) error) error {
+	n := 0
+	for {
+		size := wire.MaxPage
+		if limit > 0 {
+			size = min(size, limit-n)
+		}
+		q.Set("limit", strconv.Itoa(size))
+		var page wire.Page[T]
+		if err := c.do(ctx, http.MethodGet, path, q, nil, &page); err != nil {
+			return err
+		}
+		for _, it := range page.Items {
+			if err := fn(it); err != nil {
+				if errors.Is(err, store.ErrStop) {
+					return nil
+				}
+				return err
+			}
+			n++
+		}
+		if page.Next == "" || len(page.Items) == 0 || (limit > 0 && n >= limit) {
+			return nil
+		}
+		q.Set("after", page.Next)
+	}
+}
+
+// Queues lists queues page by page.
+func (c *Client) Queues(ctx context.Context, f admin.QueueFilter, fn func(*domain.Queue) error) error {
+	return pages(ctx, c, "/v1/queues", wire.QueueQuery(f), f.Limit, fn)
+}
+
+// Queue returns one queue.
+func (c *Client) Queue(ctx context.Context, name string) (*domain.Queue, error) {
+	var q domain.Queue
+	err := c.do(ctx, http.MethodGet, "/v1/queues/"+url.PathEscape(name), nil, nil, &q)
+	return &q, err
+}
+
+// QueueMessages lists a queue's messages page by page.
+func (c *Client) QueueMessages(ctx context.Context, name string, p admin.QueueMessagesParams, fn func(*domain.Message) error) error {
+	q := url.Values{}
+	if p.All {
+		q.Set("all", "true")
+	}
+	if p.AfterSeq > 0 {
+		q.Set("after", strconv.FormatUint(p.AfterSeq, 10))
+	}
+	return pages(ctx, c, "/v1/queues/"+url.PathEscape(name)+"/messages", q, p.Limit, fn)
+}
+
+// Messages lists messages page by page.
+func (c *Client) Messages(ctx context.Context, f admin.MessageFilter, fn func(*domain.Message) error) error {
+	return pages(ctx, c, "/v1/messages", wire.MessageQuery(f), f.Limit, fn)
+}
+
+// Message returns one message with its history.
+func (c *Client) Message(ctx context.Context, id string) (*domain.Message, error) {
+	var m domain.Message
+	err := c.do(ctx, http.MethodGet, "/v1/messages/"+url.PathEscape(id), nil, nil, &m)
+	return &m, err
+}
+
+// Payload returns a message's payload.
+func (c *Client) Payload(ctx context.Context, id string) ([]byte, error) {
+	resp, err := c.send(ctx, http.MethodGet, "/v1/messages/"+url.PathEscape(id)+"/payload", nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return io.ReadAll(resp.Body)
+}
+
+// Act applies an operator action on the server.
+func (c *Client) Act(ctx context.Context, p admin.ActParams) (*admin.BulkResult, error) {
+	var res admin.BulkResult
+	body := wire.ActBody{Targets: p.Targets, Reason: p.Reason, DryRun: p.DryRun}
+	if body.Targets == nil {
+		body.Targets = []string{}
+	}
+	err := c.do(ctx, http.MethodPost, "/v1/actions/"+url.PathEscape(string(p.Action)), nil, body, &res)
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// Tuning lists the tuning values.
+func (c *Client) Tuning(ctx context.Context) ([]admin.TuningEntry, error) {
+	var out []admin.TuningEntry
+	err := c.do(ctx, http.MethodGet, "/v1/tuning", nil, nil, &out)
+	return out, err
+}
+
+// Tune sets (value > 0) or unsets (value 0) a tuning value.
+func (c *Client) Tune(ctx context.Context, param, sub string, value int) (*admin.TuningEntry, error) {
+	var e admin.TuningEntry
+	path := "/v1/tuning/" + url.PathEscape(param)
+	var err error
+	if value == 0 {
+		err = c.do(ctx, http.MethodDelete, path, url.Values{"sub": {sub}}, nil, &e)
+	} else {
+		err = c.do(ctx, http.MethodPut, path, nil, wire.TuneBody{Sub: sub, Value: value}, &e)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+// Audit lists audit entries page by page.
+func (c *Client) Audit(ctx context.Context, f admin.AuditFilter, fn func(*domain.AuditEntry) error) error {
+	q := url.Values{}
+	if !f.Since.IsZero() {
+		q.Set("since", f.Since.UTC().Format(time.RFC3339Nano))
+	}
+	if f.Actor != "" {
+		q.Set("actor", f.Actor)
+	}
+	if f.AfterSeq > 0 {
+		q.Set("after", strconv.FormatUint(f.AfterSeq, 10))
+	}
+	return pages(ctx, c, "/v1/audit", q, f.Limit, fn)
+}
+
+// Purge deletes old final messages on the server.
+func (c *Client) Purge(ctx context.Context, p admin.PurgeParams) (*admin.PurgeResult, error) {
+	var res admin.PurgeResult
+	err := c.do(ctx, http.MethodPost, "/v1/purge", nil,
+		wire.PurgeBody{DeliveredBefore: p.DeliveredBefore, FailedBefore: p.FailedBefore, DryRun: p.DryRun}, &res)
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
