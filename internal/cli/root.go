@@ -13,15 +13,19 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/queuectl/queuectl/internal/buildinfo"
+	"github.com/queuectl/queuectl/internal/cli/audit"
 	"github.com/queuectl/queuectl/internal/cli/blacklist"
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
 	configcmd "github.com/queuectl/queuectl/internal/cli/config"
 	"github.com/queuectl/queuectl/internal/cli/demo"
 	"github.com/queuectl/queuectl/internal/cli/gendocs"
 	"github.com/queuectl/queuectl/internal/cli/message"
+	"github.com/queuectl/queuectl/internal/cli/purge"
 	"github.com/queuectl/queuectl/internal/cli/queue"
 	"github.com/queuectl/queuectl/internal/cli/send"
 	"github.com/queuectl/queuectl/internal/cli/serve"
+	"github.com/queuectl/queuectl/internal/cli/tune"
+	"github.com/queuectl/queuectl/internal/cli/tx"
 	"github.com/queuectl/queuectl/internal/domain"
 )
 
@@ -92,6 +96,10 @@ $XDG_DATA_HOME/queuectl/queuectl.db) unless told otherwise.`,
 	pf.String("db", "", "embedded store file (default $XDG_DATA_HOME/queuectl/queuectl.db)")
 	pf.String("store", "", "store URL: bolt:///path/to/file.db (overrides --db)")
 	pf.String("config", "", "config file (default $XDG_CONFIG_HOME/queuectl/config.yaml)")
+	pf.String("server", "", "talk to a queuectl server: http(s)://host:port or unix:///path/to/queuectl.db.sock")
+	pf.String("context", "", "use a server and token from contexts: in the config file")
+	pf.String("token", "", "bearer token for --server (prefer --token-file)")
+	pf.String("token-file", "", "file holding the bearer token for --server")
 	pf.StringP("output", "o", "table", "output format: table, wide, json, jsonl, yaml, ids")
 	pf.Bool("no-color", false, "disable colour (also NO_COLOR)")
 	pf.BoolP("quiet", "q", false, "print only data, no hints or progress")
@@ -106,6 +114,10 @@ $XDG_DATA_HOME/queuectl/queuectl.db) unless told otherwise.`,
 		queue.NewCmd(f),
 		message.NewCmd(f),
 		blacklist.NewCmd(f),
+		tx.NewCmd(f),
+		tune.NewCmd(f),
+		audit.NewCmd(f),
+		purge.NewCmd(f, nil),
 		configcmd.NewCmd(f),
 		serve.NewCmd(f),
 		demo.NewCmd(f),
