@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/queuectl/queuectl/internal/cli/cmdutil"
 	"github.com/queuectl/queuectl/internal/domain"
 )
 
@@ -23,7 +24,7 @@ const (
 )
 
 // ErrPartial marks a bulk action that changed some but not all of its targets.
-var ErrPartial = errors.New("partial")
+var ErrPartial = cmdutil.ErrPartial
 
 // ErrSilent ends a command with an exit code whose explanation the command
 // has already printed.
@@ -61,7 +62,8 @@ func ExitCode(err error) int {
 // PrintError writes err to w as `queuectl: <message>`, plus its hint line.
 func PrintError(w io.Writer, err error) {
 	var silent *ErrSilent
-	if errors.As(err, &silent) {
+	var printed interface{ Printed() bool }
+	if errors.As(err, &silent) || errors.As(err, &printed) && printed.Printed() {
 		return
 	}
 	msg := err.Error()

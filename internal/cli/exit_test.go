@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuectl/queuectl/internal/admin"
+	"github.com/queuectl/queuectl/internal/cli/cmdutil"
 	"github.com/queuectl/queuectl/internal/domain"
 )
 
@@ -38,6 +39,9 @@ func TestExitCode(t *testing.T) {
 		{"interrupted, wrapped", fmt.Errorf("send: %w", context.Canceled), 130},
 		{"silent", &ErrSilent{Code: 4}, 4},
 		{"silent, wrapped", fmt.Errorf("x: %w", &ErrSilent{Code: 5}), 5},
+		{"printed partial", cmdutil.Printed(domain.Errorf(cmdutil.ErrPartial, "3 of 5 changed")), 5},
+		{"printed conflict", cmdutil.Printed(domain.Conflictf("none of 2 changed")), 4},
+		{"printed not found", cmdutil.Printed(domain.NotFoundf("none of 2 found")), 3},
 	}
 	for _, tt := range tests {
 		require.Equal(t, tt.want, ExitCode(tt.err), tt.name)
@@ -72,6 +76,7 @@ func TestPrintError(t *testing.T) {
 		{"interrupted", fmt.Errorf("send: %w", context.Canceled), "queuectl: interrupted\n"},
 		{"timeout", fmt.Errorf("listing: %w", context.DeadlineExceeded), "queuectl: timed out (see --timeout): listing: context deadline exceeded\n"},
 		{"silent", &ErrSilent{Code: 5}, ""},
+		{"printed bulk result", cmdutil.Printed(domain.Conflictf("none of 2 changed")), ""},
 	}
 	for _, tt := range tests {
 		var b bytes.Buffer

@@ -1,0 +1,352 @@
+package cmdutil
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/queuectl/queuectl/internal/admin"
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/output"
+)
+
+// BulkChunk is how many targets one call of Act gets when they come from
+// stdin or from --all, so that memory stays bounded however many there are.
+const BulkChunk = 1000
+
+// errChunkFull ends a walk of --all targets when a chunk is full.
+var errChunkFull = errors.New("chunk full")
+
+// BulkAction describes one bulk command (§5): what it does and how --all
+// finds its targets.
+type BulkAction struct {
+	Action admin.Action
+	// Verb names the action in prompts and summaries: "resend", "roll back".
+	Verb string
+	// Change says what happens to a target that changes: "NDLV/WAIT → TBDL".
+	Change string
+	// Noun is what a target is: "message" or "queue".
+	Noun string
+	// Select walks the targets --all selects, in order, after the target
+	// named by after (all from the start when empty). It returns fn's
+	// error, if any. Only --all needs it.
+	Select func(ctx context.Context, svc admin.Service, after string, fn func(target string) error) error
+}
+
+// BulkOptions are the flags and arguments every bulk command shares.
+type BulkOptions struct {
+	IO     *IOStreams
+	Admin  func() (admin.Service, error)
+	Format func() (output.Format, error)
+	Hintf  func(format string, args ...any)
+
+	// Args are the targets given as arguments; a lone "-" reads them from stdin.
+	Args []string
+	// AllowAll says the command has --all (AddBulkFlags sets it).
+	AllowAll bool
+	All      bool
+	Yes      bool
+	DryRun   bool
+	Reason   string
+	// FilterFlags are the names of the selection flags given; they need --all.
+	FilterFlags []string
+}
+
+// AddBulkFlags adds --all, --yes and --dry-run; withAll false leaves out
+// --all and --yes for commands that take explicit targets only.
+func AddBulkFlags(cmd *cobra.Command, opts *BulkOptions, noun string, withAll bool) {
+	fl := cmd.Flags()
+	opts.AllowAll = withAll
+	if withAll {
+		fl.BoolVar(&opts.All, "all", false, "act on every "+noun+" the filters select (asks first on a terminal)")
+		fl.BoolVarP(&opts.Yes, "yes", "y", false, "do not ask before acting on --all (needed off a terminal)")
+	}
+	fl.BoolVar(&opts.DryRun, "dry-run", false, "print what would change and change nothing")
+}
+
+// ChangedFlags returns the names of those flags that were given.
+func ChangedFlags(cmd *cobra.Command, names ...string) []string {
+	var out []string
+	for _, n := range names {
+		if cmd.Flags().Changed(n) {
+			out = append(out, "--"+n)
+		}
+	}
+	return out
+}
+
+// RunBulk applies a bulk action to the targets opts name, prints the
+// aggregated result in the -o format and returns an error whose kind gives
+// the exit code (§5): none when every target changed, ErrPartial when some
+// did, a conflict when none did and some were skipped, not found when none
+// exists. The result explains those errors, so they are not printed again.
+func RunBulk(ctx context.Context, a *BulkAction, opts *BulkOptions) error {
+	if err := checkBulkArgs(a, opts); err != nil {
+		return err
+	}
+	format, err := opts.Format()
+	if err != nil {
+		return err
+	}
+	if opts.All && !opts.Yes && !opts.DryRun && !opts.IO.StdinTTY {
+		return domain.WithHint(domain.ErrInvalid,
+			"--all needs --yes when stdin is not a terminal to confirm on; nothing was changed",
+			fmt.Sprintf("add --yes to %s every %s the filters select, or try --dry-run first", a.Verb, a.Noun))
+	}
+	svc, err := opts.Admin()
+	if err != nil {
+		return err
+	}
+	r := &bulkRun{action: a, opts: opts, svc: svc, res: admin.NewBulkResult()}
+	r.res.DryRun = opts.DryRun
+	switch {
+	case opts.All:
+		err = r.all(ctx)
+	case len(opts.Args) == 1 && opts.Args[0] == "-":
+		err = r.stdin(ctx)
+	default:
+		err = r.act(ctx, opts.Args)
+	}
+	if err != nil && r.total() == 0 {
+		return err // refused or aborted before anything was applied
+	}
+	if r.total() == 0 {
+		if r.none != "" {
+			opts.Hintf("%s", r.none)
+		}
+		if format.Tabular() || format == output.IDs {
+			return nil
+		}
+	}
+	if perr := printBulk(opts.IO, format, a, r.res); perr != nil && err == nil {
+		err = perr
+	}
+	if err != nil {
+		return err
+	}
+	return bulkOutcome(r.res)
+}
+
+// checkBulkArgs applies the target rules of §5 before anything is opened.
+func checkBulkArgs(a *BulkAction, opts *BulkOptions) error {
+	hint := fmt.Sprintf("give %s ids as arguments, - to read them from stdin", a.Noun)
+	if a.Noun == "queue" {
+		hint = "give queue names as arguments, - to read them from stdin"
+	}
+	if opts.AllowAll {
+		hint += ", or --all with filters"
+	}
+	switch {
+	case opts.All && len(opts.Args) > 0:
+		return domain.WithHint(domain.ErrInvalid, fmt.Sprintf("give %ss or --all, not both", targetWord(a)), hint)
+	case !opts.All && len(opts.Args) == 0:
+		return domain.WithHint(domain.ErrInvalid, fmt.Sprintf("no %ss to %s", targetWord(a), a.Verb), hint)
+	case len(opts.Args) > 1 && containsDash(opts.Args):
+		return domain.WithHint(domain.ErrInvalid, fmt.Sprintf("- reads the %ss from stdin; give it alone", targetWord(a)), hint)
+	case !opts.All && len(opts.FilterFlags) > 0:
+		return domain.WithHint(domain.ErrInvalid,
+			fmt.Sprintf("%s selects %ss for --all; explicit %ss need no filters", strings.Join(opts.FilterFlags, ", "), a.Noun, targetWord(a)),
+			"add --all, or leave out the filters")
+	}
+	return nil
+}
+
+func containsDash(args []string) bool {
+	for _, a := range args {
+		if a == "-" {
+			return true
+		}
+	}
+	return false
+}
+
+// targetWord is how the user names a target: an id or a queue name.
+func targetWord(a *BulkAction) string {
+	if a.Noun == "queue" {
+		return "queue name"
+	}
+	return a.Noun + " id"
+}
+
+// bulkRun is one run of a bulk command: the result so far.
+type bulkRun struct {
+	action *BulkAction
+	opts   *BulkOptions
+	svc    admin.Service
+	res    *admin.BulkResult
+	// none is the hint printed when there was nothing to do.
+	none string
+}
+
+func (r *bulkRun) total() int { return r.res.Changed + len(r.res.Skipped) + len(r.res.NotFound) }
+
+// act applies the action to one chunk of targets and adds up the result.
+func (r *bulkRun) act(ctx context.Context, targets []string) error {
+	res, err := r.svc.Act(ctx, admin.ActParams{Action: r.action.Action, Targets: targets, Reason: r.opts.Reason, DryRun: r.opts.DryRun})
+	if res != nil {
+		r.res.Add(res)
+	}
+	return err
+}
+
+// stdin reads targets from stdin, whitespace separated, and applies them a
+// chunk at a time. A malformed target stops the run before its chunk.
+func (r *bulkRun) stdin(ctx context.Context) error {
+	sc := bufio.NewScanner(r.opts.IO.In)
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	sc.Split(bufio.ScanWords)
+	seen := map[string]bool{}
+	chunk := make([]string, 0, BulkChunk)
+	read, applied := 0, 0
+	flush := func() error {
+		if len(chunk) == 0 {
+			return nil
+		}
+		if err := r.act(ctx, chunk); err != nil {
+			return err
+		}
+		applied += len(chunk)
+		chunk = chunk[:0]
+		return nil
+	}
+	for sc.Scan() {
+		read++
+		t := sc.Text()
+		if err := r.checkTarget(t); err != nil {
+			if applied == 0 {
+				return fmt.Errorf("stdin, %s %d: %w; nothing was changed", targetWord(r.action), read, err)
+			}
+			return fmt.Errorf("stdin, %s %d: %w; the %d before it were applied (the result above), none after", targetWord(r.action), read, err, applied)
+		}
+		if r.action.Noun != "queue" {
+			t = strings.ToLower(t)
+		}
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		chunk = append(chunk, t)
+		if len(chunk) == BulkChunk {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("reading %ss from stdin: %w", targetWord(r.action), err)
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	if read == 0 {
+		r.none = fmt.Sprintf("no %ss on stdin; nothing to %s", targetWord(r.action), r.action.Verb)
+	}
+	return nil
+}
+
+// checkTarget checks the form of a target read from stdin.
+func (r *bulkRun) checkTarget(t string) error {
+	if r.action.Noun == "queue" {
+		if len(t) > domain.MaxQueueName {
+			return domain.Invalidf("queue name %q is longer than %d characters", t, domain.MaxQueueName)
+		}
+		return nil
+	}
+	return domain.ValidID(t)
+}
+
+// all counts the targets --all selects, asks on a terminal, then applies
+// the action a chunk at a time, each chunk read in a walk of its own so no
+// read transaction stays open while the action writes. Targets that come
+// after the last one counted (created since) are left alone.
+func (r *bulkRun) all(ctx context.Context) error {
+	n, last := 0, ""
+	err := r.action.Select(ctx, r.svc, "", func(t string) error {
+		n++
+		last = t
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		r.none = fmt.Sprintf("no %ss match; nothing to %s", r.action.Noun, r.action.Verb)
+		return nil
+	}
+	if !r.opts.Yes && !r.opts.DryRun {
+		if err := r.confirm(n); err != nil {
+			return err
+		}
+	}
+	after := ""
+	for {
+		chunk := make([]string, 0, BulkChunk)
+		err := r.action.Select(ctx, r.svc, after, func(t string) error {
+			if t > last || len(chunk) == BulkChunk {
+				return errChunkFull
+			}
+			chunk = append(chunk, t)
+			return nil
+		})
+		if err != nil && !errors.Is(err, errChunkFull) {
+			return err
+		}
+		if len(chunk) == 0 {
+			return nil
+		}
+		if err := r.act(ctx, chunk); err != nil {
+			return err
+		}
+		after = chunk[len(chunk)-1]
+		if after >= last {
+			return nil
+		}
+	}
+}
+
+// errAborted is returned when the operator answers no.
+var errAborted = errors.New("aborted; nothing was changed")
+
+// confirm asks on stderr, reading the answer from stdin.
+func (r *bulkRun) confirm(n int) error {
+	noun := r.action.Noun
+	if n != 1 {
+		noun += "s"
+	}
+	fmt.Fprintf(r.opts.IO.ErrOut, "%s %s %s? [y/N] ", capitalize(r.action.Verb), FormatCount(n), noun)
+	answer, _ := bufio.NewReader(r.opts.IO.In).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "y", "yes":
+		return nil
+	}
+	return errAborted
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// FormatCount writes n with thousands separators: 1,204.
+func FormatCount(n int) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
