@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
@@ -20,6 +21,14 @@ type ListOptions struct {
 	Now    func() time.Time
 	Hintf  func(format string, args ...any)
 
+	Filters
+	After string
+	Limit int
+}
+
+// Filters are the selection flags of `message list`, which the bulk
+// message commands take for --all.
+type Filters struct {
 	Statuses  []string
 	Queues    []string
 	Receivers []string
@@ -28,8 +37,50 @@ type ListOptions struct {
 	Error     string
 	OlderThan string
 	NewerThan string
-	After     string
-	Limit     int
+}
+
+// filterFlags are the names of the Filters flags.
+var filterFlags = []string{"status", "queue", "receiver", "sender", "app-queue", "error", "older-than", "newer-than"}
+
+// addFlags adds the filter flags to fl, their help texts led by prefix.
+func (o *Filters) addFlags(fl *pflag.FlagSet, prefix string) {
+	fl.StringSliceVar(&o.Statuses, "status", nil, prefix+"only these statuses: PEND, TBDL, DLNG, WAIT, HOLD, NDLV, DLVD, FAIL")
+	fl.StringSliceVar(&o.Queues, "queue", nil, prefix+"only these physical queues")
+	fl.StringSliceVar(&o.Receivers, "receiver", nil, prefix+"only messages to these receivers")
+	fl.StringSliceVar(&o.Senders, "sender", nil, prefix+"only messages from these senders")
+	fl.StringSliceVar(&o.AppQueues, "app-queue", nil, prefix+"only these EOIO application queues")
+	fl.StringVar(&o.Error, "error", "", prefix+"only messages whose error contains this text (any case)")
+	fl.StringVar(&o.OlderThan, "older-than", "", prefix+"only messages created before this long ago (or this time)")
+	fl.StringVar(&o.NewerThan, "newer-than", "", prefix+"only messages created within this long ago (or after this time)")
+}
+
+// filter checks the flags and returns the filter they select.
+func (o *Filters) filter(now time.Time) (admin.MessageFilter, error) {
+	f := admin.MessageFilter{
+		Queues: cmdutil.SplitList(o.Queues), Receivers: cmdutil.SplitList(o.Receivers),
+		Senders: cmdutil.SplitList(o.Senders), AppQueues: cmdutil.SplitList(o.AppQueues),
+		ErrorText: o.Error,
+	}
+	for _, s := range cmdutil.SplitList(o.Statuses) {
+		st, err := domain.ParseStatuses(s)
+		if err != nil {
+			return f, err
+		}
+		f.Statuses = append(f.Statuses, st...)
+	}
+	for _, a := range f.AppQueues {
+		if err := domain.ValidateAppQueue(a); err != nil {
+			return f, err
+		}
+	}
+	var err error
+	if f.OlderThan, err = cmdutil.ParseAge("older-than", o.OlderThan, now); err != nil {
+		return f, err
+	}
+	if f.NewerThan, err = cmdutil.ParseAge("newer-than", o.NewerThan, now); err != nil {
+		return f, err
+	}
+	return f, nil
 }
 
 // NewListCmd builds `message list`.
@@ -58,14 +109,7 @@ from now (90s, 15m, 2h, 7d) or an RFC 3339 time.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringSliceVar(&opts.Statuses, "status", nil, "only these statuses: PEND, TBDL, DLNG, WAIT, HOLD, NDLV, DLVD, FAIL")
-	fl.StringSliceVar(&opts.Queues, "queue", nil, "only these physical queues")
-	fl.StringSliceVar(&opts.Receivers, "receiver", nil, "only messages to these receivers")
-	fl.StringSliceVar(&opts.Senders, "sender", nil, "only messages from these senders")
-	fl.StringSliceVar(&opts.AppQueues, "app-queue", nil, "only these EOIO application queues")
-	fl.StringVar(&opts.Error, "error", "", "only messages whose error contains this text (any case)")
-	fl.StringVar(&opts.OlderThan, "older-than", "", "only messages created before this long ago (or this time)")
-	fl.StringVar(&opts.NewerThan, "newer-than", "", "only messages created within this long ago (or after this time)")
+	opts.Filters.addFlags(fl, "")
 	fl.StringVar(&opts.After, "after", "", "start after this message id (paging)")
 	fl.IntVar(&opts.Limit, "limit", 100, "at most this many messages (0 = all, streamed)")
 	return cmd
@@ -116,38 +160,15 @@ func RunList(ctx context.Context, opts *ListOptions) error {
 }
 
 func (opts *ListOptions) filter() (admin.MessageFilter, error) {
-	f := admin.MessageFilter{
-		Queues: cmdutil.SplitList(opts.Queues), Receivers: cmdutil.SplitList(opts.Receivers),
-		Senders: cmdutil.SplitList(opts.Senders), AppQueues: cmdutil.SplitList(opts.AppQueues),
-		ErrorText: opts.Error, After: opts.After, Limit: opts.Limit,
-	}
 	if opts.Limit < 0 {
-		return f, domain.Invalidf("--limit %d must be 0 (all) or more", opts.Limit)
+		return admin.MessageFilter{}, domain.Invalidf("--limit %d must be 0 (all) or more", opts.Limit)
 	}
-	for _, s := range cmdutil.SplitList(opts.Statuses) {
-		st, err := domain.ParseStatuses(s)
-		if err != nil {
-			return f, err
-		}
-		f.Statuses = append(f.Statuses, st...)
-	}
-	for _, a := range f.AppQueues {
-		if err := domain.ValidateAppQueue(a); err != nil {
-			return f, err
+	if opts.After != "" {
+		if err := domain.ValidID(opts.After); err != nil {
+			return admin.MessageFilter{}, domain.Invalidf("--after: %v", err)
 		}
 	}
-	if f.After != "" {
-		if err := domain.ValidID(f.After); err != nil {
-			return f, domain.Invalidf("--after: %v", err)
-		}
-	}
-	var err error
-	now := opts.Now()
-	if f.OlderThan, err = cmdutil.ParseAge("older-than", opts.OlderThan, now); err != nil {
-		return f, err
-	}
-	if f.NewerThan, err = cmdutil.ParseAge("newer-than", opts.NewerThan, now); err != nil {
-		return f, err
-	}
-	return f, nil
+	f, err := opts.Filters.filter(opts.Now())
+	f.After, f.Limit = opts.After, opts.Limit
+	return f, err
 }

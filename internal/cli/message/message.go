@@ -1,4 +1,5 @@
-// Package message implements `queuectl message`: list, show and read messages.
+// Package message implements `queuectl message`: list, show and read
+// messages, and resend or fail them.
 package message
 
 import (
@@ -17,11 +18,11 @@ import (
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "message",
-		Short: "List, inspect and read messages",
+		Short: "List, inspect, read, resend and fail messages",
 		Args:  cobra.ArbitraryArgs,
 		RunE:  cmdutil.RunGroup,
 	}
-	cmd.AddCommand(NewListCmd(f, nil), NewShowCmd(f, nil), NewPayloadCmd(f, nil))
+	cmd.AddCommand(NewListCmd(f, nil), NewShowCmd(f, nil), NewPayloadCmd(f, nil), NewResendCmd(f, nil), NewFailCmd(f, nil))
 	return cmd
 }
 
