@@ -22,10 +22,12 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		Short: "Messages blacklisted after they crashed the engine",
 		Long: `A message whose delivery killed the engine process engine.blacklisting.crashes
 times (default 2) is set NDLV and blacklisted, so that it cannot take down
-another process. It blocks its queue like any NDLV head.`,
-		Args: cobra.NoArgs,
+another process. It blocks its queue like any NDLV head. Release it once
+the cause is fixed, or fail it.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: cmdutil.RunGroup,
 	}
-	cmd.AddCommand(NewListCmd(f, nil))
+	cmd.AddCommand(NewListCmd(f, nil), NewReleaseCmd(f, nil), NewFailCmd(f, nil))
 	return cmd
 }
 
