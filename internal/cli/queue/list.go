@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
@@ -20,13 +21,58 @@ type ListOptions struct {
 	Now    func() time.Time
 	Hintf  func(format string, args ...any)
 
+	Filters
+	After string
+	Limit int
+}
+
+// Filters are the selection flags of `queue list`, which `queue stop` and
+// `queue start` take for --all.
+type Filters struct {
 	QoS       []string
 	Stages    []string
 	States    []string
 	Receivers []string
 	Name      string
-	After     string
-	Limit     int
+}
+
+// filterFlags are the names of the Filters flags.
+var filterFlags = []string{"qos", "stage", "state", "receiver", "name"}
+
+// addFlags adds the filter flags to fl, their help texts led by prefix.
+func (o *Filters) addFlags(fl *pflag.FlagSet, prefix string) {
+	fl.StringSliceVar(&o.QoS, "qos", nil, prefix+"only these qualities of service: EO, EOIO")
+	fl.StringSliceVar(&o.Stages, "stage", nil, prefix+"only these stages: inbound, outbound")
+	fl.StringSliceVar(&o.States, "state", nil, prefix+"only these states: ACTIVE, WAITING, BLOCKED, STOPPED, EMPTY")
+	fl.StringSliceVar(&o.Receivers, "receiver", nil, prefix+"only outbound queues of these receivers")
+	fl.StringVar(&o.Name, "name", "", prefix+"only queues whose name matches this pattern (e.g. 'XBQ*')")
+}
+
+// filter checks the flags and returns the filter they select.
+func (o *Filters) filter() (admin.QueueFilter, error) {
+	f := admin.QueueFilter{Receivers: cmdutil.SplitList(o.Receivers), Name: o.Name}
+	for _, s := range cmdutil.SplitList(o.QoS) {
+		q, err := domain.ParseQoS(s)
+		if err != nil {
+			return f, err
+		}
+		f.QoS = append(f.QoS, q)
+	}
+	for _, s := range cmdutil.SplitList(o.Stages) {
+		st, err := domain.ParseStage(s)
+		if err != nil {
+			return f, err
+		}
+		f.Stages = append(f.Stages, st)
+	}
+	for _, s := range cmdutil.SplitList(o.States) {
+		st, err := domain.ParseQueueStates(s)
+		if err != nil {
+			return f, err
+		}
+		f.States = append(f.States, st...)
+	}
+	return f, nil
 }
 
 // NewListCmd builds `queue list`.
@@ -55,11 +101,7 @@ head is NDLV and holds up the queue), STOPPED (stopped by an operator), EMPTY.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringSliceVar(&opts.QoS, "qos", nil, "only these qualities of service: EO, EOIO")
-	fl.StringSliceVar(&opts.Stages, "stage", nil, "only these stages: inbound, outbound")
-	fl.StringSliceVar(&opts.States, "state", nil, "only these states: ACTIVE, WAITING, BLOCKED, STOPPED, EMPTY")
-	fl.StringSliceVar(&opts.Receivers, "receiver", nil, "only outbound queues of these receivers")
-	fl.StringVar(&opts.Name, "name", "", "only queues whose name matches this pattern (e.g. 'XBQ*')")
+	opts.Filters.addFlags(fl, "")
 	fl.StringVar(&opts.After, "after", "", "start after this queue name (paging)")
 	fl.IntVar(&opts.Limit, "limit", 0, "at most this many queues (0 = all)")
 	return cmd
@@ -93,30 +135,10 @@ func RunList(ctx context.Context, opts *ListOptions) error {
 }
 
 func (opts *ListOptions) filter() (admin.QueueFilter, error) {
-	f := admin.QueueFilter{Receivers: cmdutil.SplitList(opts.Receivers), Name: opts.Name, After: opts.After, Limit: opts.Limit}
 	if opts.Limit < 0 {
-		return f, domain.Invalidf("--limit %d must be 0 (all) or more", opts.Limit)
+		return admin.QueueFilter{}, domain.Invalidf("--limit %d must be 0 (all) or more", opts.Limit)
 	}
-	for _, s := range cmdutil.SplitList(opts.QoS) {
-		q, err := domain.ParseQoS(s)
-		if err != nil {
-			return f, err
-		}
-		f.QoS = append(f.QoS, q)
-	}
-	for _, s := range cmdutil.SplitList(opts.Stages) {
-		st, err := domain.ParseStage(s)
-		if err != nil {
-			return f, err
-		}
-		f.Stages = append(f.Stages, st)
-	}
-	for _, s := range cmdutil.SplitList(opts.States) {
-		st, err := domain.ParseQueueStates(s)
-		if err != nil {
-			return f, err
-		}
-		f.States = append(f.States, st...)
-	}
-	return f, nil
+	f, err := opts.Filters.filter()
+	f.After, f.Limit = opts.After, opts.Limit
+	return f, err
 }

@@ -1,4 +1,5 @@
-// Package queue implements `queuectl queue`: list and show physical queues.
+// Package queue implements `queuectl queue`: list, show, stop and start
+// physical queues.
 package queue
 
 import (
@@ -16,11 +17,11 @@ import (
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "queue",
-		Short: "List and inspect physical queues",
+		Short: "List, inspect, stop and start physical queues",
 		Args:  cobra.ArbitraryArgs,
 		RunE:  cmdutil.RunGroup,
 	}
-	cmd.AddCommand(NewListCmd(f, nil), NewShowCmd(f, nil), NewBlockedCmd(f, nil))
+	cmd.AddCommand(NewListCmd(f, nil), NewShowCmd(f, nil), NewBlockedCmd(f, nil), NewStopCmd(f, nil), NewStartCmd(f, nil))
 	return cmd
 }
 
