@@ -182,7 +182,8 @@ func (e *Engine) settle(ctx context.Context, m *domain.Message, derr error) []st
 	if err != nil {
 		return e.storeFailed(m, err)
 	}
-	e.emit(kind, after)
+	// Both times are the engine clock's: DLNG and the outcome.
+	e.emitEvent(Event{Kind: kind, Message: after, Duration: after.UpdatedAt.Sub(m.UpdatedAt)})
 	switch {
 	case kind == EventFailed && domain.Blocks(after.QoS, after.Status, after.ErrorClass):
 		e.log.Warn("queue blocked", "queue", after.Queue, "message", after.ID, "error", after.Error)

@@ -49,6 +49,7 @@ const (
 	EventWaiting     EventKind = "waiting"     // a transient error: WAIT
 	EventFailed      EventKind = "failed"      // NDLV
 	EventBlacklisted EventKind = "blacklisted" // NDLV by crash blacklisting
+	EventRequeued    EventKind = "requeued"    // TBDL by crash recovery: a blacklist candidate
 	EventRecovered   EventKind = "recovered"   // crash recovery finished
 	EventHandedBack  EventKind = "handed_back" // returned to TBDL at shutdown
 	EventIdle        EventKind = "idle"        // nothing in flight and nothing ready
@@ -58,6 +59,9 @@ const (
 type Event struct {
 	Kind    EventKind
 	Message *domain.Message
+	// Duration is, for the outcome of a delivery (delivered, waiting,
+	// failed), how long the message was DLNG, on the engine's clock.
+	Duration time.Duration
 }
 
 // Engine delivers messages. Create it with New and run it with Run.
@@ -153,8 +157,12 @@ func (e *Engine) takePending() (map[string]bool, bool) {
 }
 
 func (e *Engine) emit(kind EventKind, m *domain.Message) {
+	e.emitEvent(Event{Kind: kind, Message: m})
+}
+
+func (e *Engine) emitEvent(ev Event) {
 	if e.onEvent != nil {
-		e.onEvent(Event{Kind: kind, Message: m})
+		e.onEvent(ev)
 	}
 }
 

@@ -80,6 +80,9 @@ func (e *Engine) recoverCrashed(ctx context.Context) error {
 	if len(recovered)+len(blacklisted) > 0 {
 		e.log.Warn("crash recovery", "node", e.node, "returned_to_tbdl", len(recovered), "blacklisted", len(blacklisted))
 	}
+	for _, m := range recovered {
+		e.emit(EventRequeued, m)
+	}
 	for _, m := range blacklisted {
 		e.log.Warn("message blacklisted", "message", m.ID, "queue", m.Queue, "crashes", m.Crashes)
 		e.emit(EventBlacklisted, m)
