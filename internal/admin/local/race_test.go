@@ -121,32 +121,10 @@ func (b *raceBundle) operate(g int, ops *opLog, tick chan<- struct{}) error {
 		defer close(tick) // the producer sends no more
 	}
 	rng := rand.New(rand.NewPCG(uint64(g), 42))
-	// The pool is a snapshot, soon stale: an id picked from it may have
-	// moved on, which is the point. Operators mostly pick messages that
-	// were WAIT, HOLD or NDLV, where they and the engine compete.
-	var pool struct{ contested, open, all, queues []string }
+	var pool targetPool
 	for i := range raceActionsPer {
 		if i%10 == 0 {
-			pool.contested, pool.open, pool.all, pool.queues = nil, nil, nil, nil
-			err := b.st.View(b.ctx, func(r store.Reader) error {
-				if err := r.Messages(store.MessageFilter{}, func(m *domain.Message) error {
-					pool.all = append(pool.all, m.ID)
-					switch m.Status {
-					case domain.StatusWAIT, domain.StatusHOLD, domain.StatusNDLV:
-						pool.contested = append(pool.contested, m.ID)
-					case domain.StatusTBDL, domain.StatusDLNG:
-						pool.open = append(pool.open, m.ID)
-					}
-					return nil
-				}); err != nil {
-					return err
-				}
-				return r.Queues("", func(q *store.QueueRecord) error {
-					pool.queues = append(pool.queues, q.Name)
-					return nil
-				})
-			})
-			if err != nil {
+			if err := pool.refresh(b, i%100 == 0); err != nil {
 				return err
 			}
 		}
@@ -162,16 +140,7 @@ func (b *raceBundle) operate(g int, ops *opLog, tick chan<- struct{}) error {
 		case a.QueueAction():
 			targets = []string{pool.queues[rng.IntN(len(pool.queues))]}
 		default:
-			from := pool.all
-			switch n := rng.IntN(10); {
-			case n < 6 && len(pool.contested) > 0:
-				from = pool.contested
-			case n < 9 && len(pool.open) > 0:
-				from = pool.open
-			}
-			for range 1 + rng.IntN(3) {
-				targets = append(targets, from[rng.IntN(len(from))])
-			}
+			targets = pool.pick(rng, 1+rng.IntN(3))
 		}
 		res, err := b.svc.Act(b.ctx, admin.ActParams{Action: a, Targets: targets, Reason: "race"})
 		if err != nil {
@@ -180,6 +149,69 @@ func (b *raceBundle) operate(g int, ops *opLog, tick chan<- struct{}) error {
 		ops.add(a, res)
 	}
 	return nil
+}
+
+// targetPool is what an operator picks targets from: a snapshot, soon
+// stale, so an id picked from it may have moved on, which is the point.
+// Operators mostly pick messages that were WAIT, HOLD or NDLV, where they
+// and the engine compete.
+type targetPool struct {
+	contested, open, final, queues []string
+}
+
+// pick draws n ids: six times in ten from the contested messages, three
+// from the other open ones, one from the final ones (a list that is empty
+// gives way to the next one that is not).
+func (p *targetPool) pick(rng *rand.Rand, n int) []string {
+	lists := [][]string{p.final, p.contested, p.open}
+	switch k := rng.IntN(10); {
+	case k < 6:
+		lists = [][]string{p.contested, p.open, p.final}
+	case k < 9:
+		lists = [][]string{p.open, p.contested, p.final}
+	}
+	for _, from := range lists {
+		if len(from) > 0 {
+			out := make([]string, n)
+			for i := range out {
+				out[i] = from[rng.IntN(len(from))]
+			}
+			return out
+		}
+	}
+	return nil
+}
+
+// refresh reads the open messages and the queues from the status index;
+// with withFinal, the DLVD and FAIL messages too.
+func (p *targetPool) refresh(b *raceBundle, withFinal bool) error {
+	p.contested, p.open, p.queues = p.contested[:0], p.open[:0], p.queues[:0]
+	if withFinal {
+		p.final = p.final[:0]
+	}
+	return b.st.View(b.ctx, func(r store.Reader) error {
+		statuses := open
+		if withFinal {
+			statuses = append([]domain.Status{domain.StatusDLVD, domain.StatusFAIL}, open...)
+		}
+		if err := r.Messages(store.MessageFilter{Statuses: statuses}, func(m *domain.Message) error {
+			switch m.Status {
+			case domain.StatusWAIT, domain.StatusHOLD, domain.StatusNDLV:
+				p.contested = append(p.contested, m.ID)
+			case domain.StatusTBDL, domain.StatusDLNG:
+				p.open = append(p.open, m.ID)
+			default:
+				p.final = append(p.final, m.ID)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		return r.Queues("", func(q *store.QueueRecord) error {
+			p.queues = append(p.queues, q.Name)
+			return nil
+		})
+	})
 }
 
 // drain lets a second engine finish everything the race left open: every
