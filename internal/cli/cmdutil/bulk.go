@@ -101,7 +101,7 @@ func RunBulk(ctx context.Context, a *BulkAction, opts *BulkOptions) error {
 	if err != nil {
 		return err
 	}
-	r := &bulkRun{action: a, opts: opts, svc: svc, res: admin.NewBulkResult()}
+	r := &bulkRun{action: a, opts: opts, svc: svc, format: format, res: admin.NewBulkResult()}
 	r.res.DryRun = opts.DryRun
 	switch {
 	case opts.All:
@@ -122,13 +122,13 @@ func RunBulk(ctx context.Context, a *BulkAction, opts *BulkOptions) error {
 			return nil
 		}
 	}
-	if perr := printBulk(opts.IO, format, a, r.res); perr != nil && err == nil {
+	if perr := printBulk(opts.IO, format, a, r.res, r.tally); perr != nil && err == nil {
 		err = perr
 	}
 	if err != nil {
 		return err
 	}
-	return bulkOutcome(r.res)
+	return bulkOutcome(r.tally)
 }
 
 // checkBulkArgs applies the target rules of §5 before anything is opened.
@@ -177,17 +177,35 @@ type bulkRun struct {
 	action *BulkAction
 	opts   *BulkOptions
 	svc    admin.Service
-	res    *admin.BulkResult
+	format output.Format
+	// res holds what the format prints at the end; tally counts everything.
+	res   *admin.BulkResult
+	tally tally
 	// none is the hint printed when there was nothing to do.
 	none string
 }
 
-func (r *bulkRun) total() int { return r.res.Changed + len(r.res.Skipped) + len(r.res.NotFound) }
+func (r *bulkRun) total() int { return r.tally.total() }
 
 // act applies the action to one chunk of targets and adds up the result.
+// -o ids prints each chunk's changed targets at once and keeps nothing; a
+// table keeps no changed ids, only what it lists: so memory does not grow
+// with the targets where the output does not need it.
 func (r *bulkRun) act(ctx context.Context, targets []string) error {
 	res, err := r.svc.Act(ctx, admin.ActParams{Action: r.action.Action, Targets: targets, Reason: r.opts.Reason, DryRun: r.opts.DryRun})
-	if res != nil {
+	if res == nil {
+		return err
+	}
+	r.tally.add(res)
+	switch {
+	case r.format == output.IDs:
+		if perr := printIDs(r.opts.IO, res); perr != nil && err == nil {
+			err = perr
+		}
+	case r.format.Tabular():
+		res.ChangedIDs = nil
+		r.res.Add(res)
+	default:
 		r.res.Add(res)
 	}
 	return err

@@ -29,7 +29,9 @@ type bulkAdmin struct {
 	walking  bool
 	// onCount, if set, runs after the first complete walk (the count).
 	onCount func()
-	walks   int
+	// onAct, if set, runs at the start of every Act.
+	onAct func()
+	walks int
 }
 
 func newBulkAdmin(t *testing.T, n int, status domain.Status) *bulkAdmin {
@@ -67,6 +69,9 @@ func (a *bulkAdmin) Messages(_ context.Context, f admin.MessageFilter, fn func(*
 
 func (a *bulkAdmin) Act(_ context.Context, p admin.ActParams) (*admin.BulkResult, error) {
 	require.False(a.t, a.walking, "Act was called inside a walk of Messages")
+	if a.onAct != nil {
+		a.onAct()
+	}
 	for _, id := range p.Targets {
 		if err := domain.ValidID(id); err != nil {
 			return nil, fmt.Errorf("%w; nothing was changed", err)
@@ -233,6 +238,24 @@ func TestBulkStdinStreamsInChunks(t *testing.T) {
 	require.Len(t, b.admin.calls[1], cmdutil.BulkChunk)
 	require.Len(t, b.admin.calls[2], 500, "the repeated id is applied once")
 	require.Equal(t, "changed 2,500: resend NDLV/WAIT → TBDL\n", b.out.String())
+}
+
+func TestBulkStdinIDsStream(t *testing.T) {
+	t.Parallel()
+
+	const n = cmdutil.BulkChunk + 1
+	a := newBulkAdmin(t, n, domain.StatusNDLV)
+	var in strings.Builder
+	for i := range n {
+		fmt.Fprintln(&in, testID(i))
+	}
+	b := setupBulk(t, a, output.IDs, in.String())
+	b.opts.Args = []string{"-"}
+	var printedBefore []int
+	a.onAct = func() { printedBefore = append(printedBefore, strings.Count(b.out.String(), "\n")) }
+	require.NoError(t, b.run(t))
+	require.Equal(t, []int{0, cmdutil.BulkChunk}, printedBefore, "-o ids prints each chunk's ids as soon as it is applied")
+	require.Equal(t, n, strings.Count(b.out.String(), "\n"))
 }
 
 func TestBulkStdinMalformed(t *testing.T) {

@@ -28,49 +28,63 @@ func (e *printedError) Printed() bool { return true }
 // Printed wraps err to say that the command has printed its explanation.
 func Printed(err error) error { return &printedError{err: err} }
 
+// tally counts the outcomes of a bulk run.
+type tally struct{ changed, skipped, missing int }
+
+func (t *tally) add(res *admin.BulkResult) {
+	t.changed += res.Changed
+	t.skipped += len(res.Skipped)
+	t.missing += len(res.NotFound)
+}
+
+func (t tally) total() int { return t.changed + t.skipped + t.missing }
+
 // bulkOutcome turns a printed result into the exit code's error (§5): nil
 // when every target changed, ErrPartial when some did, a conflict when none
 // did and some were skipped, not found when every target was missing.
-func bulkOutcome(res *admin.BulkResult) error {
-	skipped, missing := len(res.Skipped), len(res.NotFound)
-	total := res.Changed + skipped + missing
+func bulkOutcome(t tally) error {
 	switch {
-	case skipped+missing == 0:
+	case t.skipped+t.missing == 0:
 		return nil
-	case res.Changed > 0:
-		return Printed(domain.Errorf(ErrPartial, "%d of %d changed", res.Changed, total))
-	case skipped > 0:
-		return Printed(domain.Conflictf("none of %d changed: %d skipped, %d not found", total, skipped, missing))
+	case t.changed > 0:
+		return Printed(domain.Errorf(ErrPartial, "%d of %d changed", t.changed, t.total()))
+	case t.skipped > 0:
+		return Printed(domain.Conflictf("none of %d changed: %d skipped, %d not found", t.total(), t.skipped, t.missing))
 	}
-	return Printed(domain.NotFoundf("none of %d found", total))
+	return Printed(domain.NotFoundf("none of %d found", t.total()))
 }
 
-// printBulk prints the aggregated result: the object for json, jsonl and
-// yaml, the changed targets for ids (with what did not change on stderr),
-// and a short summary for a table.
-func printBulk(streams *IOStreams, f output.Format, a *BulkAction, res *admin.BulkResult) error {
+// printBulk prints the aggregated result at the end: the object for json,
+// jsonl and yaml, and a short summary for a table. -o ids printed its part
+// as it went.
+func printBulk(streams *IOStreams, f output.Format, a *BulkAction, res *admin.BulkResult, t tally) error {
 	if f == output.IDs {
-		if err := output.Value(streams.Out, f, res, nil, func() []string { return res.ChangedIDs }); err != nil {
-			return err
-		}
-		return printUnchanged(streams.ErrOut, res)
+		return nil
 	}
 	return output.Value(streams.Out, f, res, func(w io.Writer, _ bool) error {
-		return printBulkSummary(w, a, res)
+		return printBulkSummary(w, a, res, t)
 	}, nil)
+}
+
+// printIDs prints one chunk's changed targets, and on stderr those that did
+// not change.
+func printIDs(streams *IOStreams, res *admin.BulkResult) error {
+	if err := output.Value(streams.Out, output.IDs, res, nil, func() []string { return res.ChangedIDs }); err != nil {
+		return err
+	}
+	return printUnchanged(streams.ErrOut, res)
 }
 
 // printBulkSummary is the table form: one line for what changed, then one
 // per target that did not.
-func printBulkSummary(w io.Writer, a *BulkAction, res *admin.BulkResult) error {
+func printBulkSummary(w io.Writer, a *BulkAction, res *admin.BulkResult, t tally) error {
 	verb := "changed"
 	if res.DryRun {
 		verb = "would change"
 	}
-	total := res.Changed + len(res.Skipped) + len(res.NotFound)
-	count := FormatCount(res.Changed)
-	if total != res.Changed {
-		count += " of " + FormatCount(total)
+	count := FormatCount(t.changed)
+	if t.total() != t.changed {
+		count += " of " + FormatCount(t.total())
 	}
 	if _, err := fmt.Fprintf(w, "%s %s: %s %s\n", verb, count, a.Verb, a.Change); err != nil {
 		return err
