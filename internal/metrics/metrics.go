@@ -1,0 +1,239 @@
+// Package metrics serves queuectl's Prometheus metrics (§6, /metrics). What
+// the store knows — queue depth per status, the blacklisted total — is read
+// on each scrape, at O(queues) cost from the per-queue counters; what only
+// the engine sees — deliveries, errors and their latency per receiver, crash
+// recoveries — is counted from its events as they happen.
+package metrics
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/queuectl/queuectl/internal/admin"
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/engine"
+)
+
+// Source is what a scrape reads: admin.Service has it.
+type Source interface {
+	Queues(ctx context.Context, f admin.QueueFilter, fn func(*domain.Queue) error) error
+	Messages(ctx context.Context, f admin.MessageFilter, fn func(*domain.Message) error) error
+}
+
+// Options configure a Collector.
+type Options struct {
+	// Source is read on each scrape.
+	Source Source
+	// Node names this process in queuectl_node_up.
+	Node string
+	// Running reports whether the engine is delivering (queuectl_node_up);
+	// nil reports it never is.
+	Running func() bool
+	// Receivers are the configured receivers: their delivery series exist,
+	// at zero, before their first delivery, so that rates start at once.
+	Receivers []string
+	// ScrapeTimeout bounds the store reads of one scrape; default 10s.
+	ScrapeTimeout time.Duration
+	Logger        *slog.Logger
+}
+
+// Results of a delivery attempt (queuectl_deliveries_total's result).
+const (
+	ResultDelivered = "delivered"
+	ResultTransient = string(domain.ErrorTransient)
+	ResultPermanent = string(domain.ErrorPermanent)
+)
+
+// Outcomes of crash recovery (queuectl_crash_recoveries_total's result).
+const (
+	RecoveryRequeued    = "requeued"
+	RecoveryBlacklisted = "blacklisted"
+)
+
+// durationBuckets span a fast local receiver to one at its 30s default
+// timeout and beyond.
+var durationBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
+
+// Collector is the metrics of one serve process. Observe feeds it the
+// engine's events; Handler serves it in the Prometheus text format.
+type Collector struct {
+	opts Options
+
+	queueMessages *prometheus.Desc
+	blacklisted   *prometheus.Desc
+	nodeUp        *prometheus.Desc
+
+	deliveries *prometheus.CounterVec
+	errors     *prometheus.CounterVec
+	duration   *prometheus.HistogramVec
+	recoveries *prometheus.CounterVec
+
+	registry *prometheus.Registry
+}
+
+var _ prometheus.Collector = (*Collector)(nil)
+
+// New builds a Collector and the registry it serves from, which also holds
+// the Go runtime and process metrics.
+func New(opts Options) *Collector {
+	if opts.ScrapeTimeout <= 0 {
+		opts.ScrapeTimeout = 10 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	c := &Collector{
+		opts: opts,
+		queueMessages: prometheus.NewDesc("queuectl_queue_messages",
+			"Messages in a queue, per status.", []string{"queue", "qos", "stage", "status"}, nil),
+		blacklisted: prometheus.NewDesc("queuectl_blacklisted_messages",
+			"Messages NDLV on the blacklist: a node died delivering each of them engine.blacklisting.crashes times.", nil, nil),
+		nodeUp: prometheus.NewDesc("queuectl_node_up",
+			"1 while this node's engine delivers, 0 while it starts (crash recovery) or stops.", []string{"node"}, nil),
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "queuectl_deliveries_total",
+			Help: "Delivery attempts to a receiver, by result: delivered, transient or permanent error.",
+		}, []string{"receiver", "result"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "queuectl_delivery_errors_total",
+			Help: "Failed deliveries to a receiver, by error class: transient, permanent, or crash (the node died while delivering).",
+		}, []string{"receiver", "class"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "queuectl_delivery_duration_seconds",
+			Help:    "Time from DLNG to the outcome of a delivery attempt to a receiver.",
+			Buckets: durationBuckets,
+		}, []string{"receiver"}),
+		recoveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "queuectl_crash_recoveries_total",
+			Help: "Messages that crash recovery found DLNG on a dead node, by result: requeued (a blacklist candidate) or blacklisted.",
+		}, []string{"result"}),
+	}
+	for _, r := range opts.Receivers {
+		for _, res := range []string{ResultDelivered, ResultTransient, ResultPermanent} {
+			c.deliveries.WithLabelValues(r, res)
+		}
+		c.duration.WithLabelValues(r)
+	}
+	for _, res := range []string{RecoveryRequeued, RecoveryBlacklisted} {
+		c.recoveries.WithLabelValues(res)
+	}
+	c.registry = prometheus.NewRegistry()
+	c.registry.MustRegister(c,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return c
+}
+
+// Handler serves the metrics. A scrape that cannot read the store fails
+// with 500, so that the scraper's up metric shows it.
+func (c *Collector) Handler() http.Handler {
+	return promhttp.HandlerFor(c.registry, promhttp.HandlerOpts{
+		ErrorLog:      slogErrorLog{c.opts.Logger},
+		ErrorHandling: promhttp.HTTPErrorOnError,
+	})
+}
+
+// Observe counts one engine event; it is engine.Options.OnEvent's shape.
+// Outcomes count for outbound messages only: the inbound stage calls no
+// receiver.
+func (c *Collector) Observe(ev engine.Event) {
+	m := ev.Message
+	switch ev.Kind {
+	case engine.EventDelivered, engine.EventWaiting, engine.EventFailed:
+		if m == nil || m.Stage != domain.Outbound {
+			return
+		}
+		result := ResultDelivered
+		if ev.Kind != engine.EventDelivered {
+			result = string(m.ErrorClass)
+			c.errors.WithLabelValues(m.Receiver, result).Inc()
+		}
+		c.deliveries.WithLabelValues(m.Receiver, result).Inc()
+		c.duration.WithLabelValues(m.Receiver).Observe(ev.Duration.Seconds())
+	case engine.EventRequeued, engine.EventBlacklisted:
+		result := RecoveryRequeued
+		if ev.Kind == engine.EventBlacklisted {
+			result = RecoveryBlacklisted
+		}
+		c.recoveries.WithLabelValues(result).Inc()
+		if m != nil && m.Stage == domain.Outbound {
+			c.errors.WithLabelValues(m.Receiver, string(domain.ErrorCrash)).Inc()
+		}
+	}
+}
+
+// Describe sends the descriptions of every metric the Collector has.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.queueMessages
+	ch <- c.blacklisted
+	ch <- c.nodeUp
+	c.deliveries.Describe(ch)
+	c.errors.Describe(ch)
+	c.duration.Describe(ch)
+	c.recoveries.Describe(ch)
+}
+
+// Collect reads the store's gauges and sends them with the counters.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	up := 0.0
+	if c.opts.Running != nil && c.opts.Running() {
+		up = 1
+	}
+	ch <- prometheus.MustNewConstMetric(c.nodeUp, prometheus.GaugeValue, up, c.opts.Node)
+	c.deliveries.Collect(ch)
+	c.errors.Collect(ch)
+	c.duration.Collect(ch)
+	c.recoveries.Collect(ch)
+
+	ctx, cancel := context.WithTimeout(context.Background(), c.opts.ScrapeTimeout)
+	defer cancel()
+	c.collectQueues(ctx, ch)
+	c.collectBlacklisted(ctx, ch)
+}
+
+// collectQueues sends every status of every queue, zeros too, so that a
+// series does not vanish when its queue drains.
+func (c *Collector) collectQueues(ctx context.Context, ch chan<- prometheus.Metric) {
+	err := c.opts.Source.Queues(ctx, admin.QueueFilter{}, func(q *domain.Queue) error {
+		for _, st := range domain.Statuses {
+			ch <- prometheus.MustNewConstMetric(c.queueMessages, prometheus.GaugeValue, float64(q.Counts[st]),
+				q.Name, string(q.QoS), string(q.Stage), string(st))
+		}
+		return nil
+	})
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.queueMessages, err)
+	}
+}
+
+// collectBlacklisted counts the blacklisted messages through the NDLV
+// status index: the cost is that of the NDLV messages, which wait for an
+// operator, not of the store.
+func (c *Collector) collectBlacklisted(ctx context.Context, ch chan<- prometheus.Metric) {
+	yes, n := true, 0
+	f := admin.MessageFilter{Statuses: []domain.Status{domain.StatusNDLV}, Blacklisted: &yes}
+	err := c.opts.Source.Messages(ctx, f, func(*domain.Message) error {
+		n++
+		return nil
+	})
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.blacklisted, err)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(c.blacklisted, prometheus.GaugeValue, float64(n))
+}
+
+// slogErrorLog hands promhttp's errors to the server's log.
+type slogErrorLog struct{ log *slog.Logger }
+
+func (l slogErrorLog) Println(v ...any) {
+	l.log.Error("serving metrics failed", "err", strings.TrimSuffix(fmt.Sprintln(v...), "\n"))
+}
