@@ -14,9 +14,18 @@ import (
 )
 
 // deliverHead delivers the head of one queue and returns the queues that
-// should be looked at again.
+// should be looked at again. The inbound stage calls no receiver, so an
+// inbound message is marked DLNG, routed and marked DLVD in one commit.
 func (e *Engine) deliverHead(ctx context.Context, queue string) []string {
-	m, payload, err := e.markDelivering(queue)
+	var routed *routing
+	m, payload, err := e.markDelivering(queue, func(w store.Writer, m *domain.Message, payload []byte) error {
+		if m.Stage != domain.Inbound {
+			return nil
+		}
+		var err error
+		routed, err = e.routeTx(w, m, payload)
+		return err
+	})
 	if err != nil {
 		e.log.Error("starting a delivery failed", "queue", queue, "err", err)
 		return nil
@@ -25,7 +34,7 @@ func (e *Engine) deliverHead(ctx context.Context, queue string) []string {
 		return nil // the head changed meanwhile (an operator acted, the queue stopped)
 	}
 	if m.Stage == domain.Inbound {
-		return e.route(ctx, m, payload)
+		return e.routed(ctx, m, routed)
 	}
 	rcv, ok := e.receivers[m.Receiver]
 	if !ok {
@@ -36,8 +45,9 @@ func (e *Engine) deliverHead(ctx context.Context, queue string) []string {
 }
 
 // markDelivering makes the queue's head DLNG — durably, before any receiver
-// is called (§4) — and returns it with its payload.
-func (e *Engine) markDelivering(queue string) (*domain.Message, []byte, error) {
+// is called (§4) — and returns it with its payload. then, if set, runs in
+// the same transaction with the message as marked.
+func (e *Engine) markDelivering(queue string, then func(w store.Writer, m *domain.Message, payload []byte) error) (*domain.Message, []byte, error) {
 	var m *domain.Message
 	var payload []byte
 	err := e.st.Update(context.Background(), func(w store.Writer) error {
@@ -73,59 +83,69 @@ func (e *Engine) markDelivering(queue string) (*domain.Message, []byte, error) {
 		if err != nil {
 			return err
 		}
-		payload, err = w.Payload(head.ID)
-		return err
+		if payload, err = w.Payload(head.ID); err != nil || then == nil {
+			return err
+		}
+		return then(w, m, payload)
 	})
 	return m, payload, err
 }
 
-// route does the inbound stage: it creates one outbound message per
-// receiver and marks the inbound message DLVD, in one transaction.
-func (e *Engine) route(ctx context.Context, m *domain.Message, payload []byte) []string {
+// routing is what the inbound stage did to one message.
+type routing struct {
+	done    *domain.Message   // the inbound message, DLVD
+	created []*domain.Message // its outbound messages
+}
+
+// routeTx does the inbound stage within the caller's transaction: one
+// outbound message per receiver, and the inbound message DLVD. With no
+// receiver it changes nothing and returns nil.
+func (e *Engine) routeTx(w store.Writer, m *domain.Message, payload []byte) (*routing, error) {
 	receivers := m.Receivers
 	how := "named at send time"
 	if len(receivers) == 0 {
 		receivers, how = e.routeFor(m), "by routing rules"
 	}
 	if len(receivers) == 0 {
+		return nil, nil
+	}
+	r := &routing{}
+	now := e.now()
+	for _, rc := range receivers {
+		queue, err := e.placer.Outbound(w, m.QoS, rc, m.AppQueue)
+		if err != nil {
+			return nil, err
+		}
+		status, err := placement.ArrivalStatus(w, queue, m.QoS)
+		if err != nil {
+			return nil, err
+		}
+		out := &domain.Message{
+			ID: domain.NewID(), QoS: m.QoS, Sender: m.Sender, Receiver: rc, Interface: m.Interface,
+			AppQueue: m.AppQueue, Queue: queue, Stage: domain.Outbound, Status: status,
+			ParentID: m.ID, Headers: m.Headers, CreatedAt: now, UpdatedAt: now,
+		}
+		if err := w.Insert(out, payload, e.history(now, "created by receiver determination from "+m.ID)); err != nil {
+			return nil, err
+		}
+		r.created = append(r.created, out)
+	}
+	var err error
+	r.done, err = e.complete(w, m, now, fmt.Sprintf("receiver determination (%s): %s", how, strings.Join(receivers, ", ")))
+	return r, err
+}
+
+// routed reports the inbound stage's outcome; a message with no receiver
+// goes NDLV.
+func (e *Engine) routed(ctx context.Context, m *domain.Message, r *routing) []string {
+	if r == nil {
 		err := receiver.Permanent("no receiver: no route matches sender %s interface %q, and none was named at send time",
 			m.Sender, m.Interface)
 		return e.settle(ctx, m, err)
 	}
-	var created []*domain.Message
-	var done *domain.Message
-	err := e.st.Update(context.Background(), func(w store.Writer) error {
-		created, done = nil, nil
-		now := e.now()
-		for _, r := range receivers {
-			queue, err := e.placer.Outbound(w, m.QoS, r, m.AppQueue)
-			if err != nil {
-				return err
-			}
-			status, err := placement.ArrivalStatus(w, queue, m.QoS)
-			if err != nil {
-				return err
-			}
-			out := &domain.Message{
-				ID: domain.NewID(), QoS: m.QoS, Sender: m.Sender, Receiver: r, Interface: m.Interface,
-				AppQueue: m.AppQueue, Queue: queue, Stage: domain.Outbound, Status: status,
-				ParentID: m.ID, Headers: m.Headers, CreatedAt: now, UpdatedAt: now,
-			}
-			if err := w.Insert(out, payload, e.history(now, "created by receiver determination from "+m.ID)); err != nil {
-				return err
-			}
-			created = append(created, out)
-		}
-		var err error
-		done, err = e.complete(w, m, now, fmt.Sprintf("receiver determination (%s): %s", how, strings.Join(receivers, ", ")))
-		return err
-	})
-	if err != nil {
-		return e.storeFailed(m, err)
-	}
-	e.emit(EventRouted, done)
-	wake := make([]string, 0, len(created))
-	for _, c := range created {
+	e.emit(EventRouted, r.done)
+	wake := make([]string, 0, len(r.created)+1)
+	for _, c := range r.created {
 		wake = append(wake, c.Queue)
 	}
 	return wake

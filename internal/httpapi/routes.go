@@ -46,8 +46,10 @@ func actionPerm(r *http.Request) perm {
 	return permOperate
 }
 
+// healthz answers while the process is up. It names engine.max_payload,
+// so that a client sending many batches can check every payload first.
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	writeJSON(w, http.StatusOK, wire.Health{Status: "ok", MaxPayload: s.opts.MaxPayload})
 	return nil
 }
 
@@ -188,6 +190,10 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) error {
 	for i, m := range body.Messages {
 		req, err := m.Request()
 		if err != nil {
+			if len(body.Messages) == 1 {
+				// As the service does: a single message is refused without its position.
+				return err
+			}
 			return &admin.RequestError{Index: i, Err: err}
 		}
 		req.Prepare = req.Prepare || prepare

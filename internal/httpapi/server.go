@@ -164,7 +164,12 @@ func writeError(w http.ResponseWriter, err error) {
 	case errors.Is(err, domain.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
 		status, code = http.StatusServiceUnavailable, "unavailable"
 	}
-	writeJSON(w, status, wire.ErrorBody{Error: wire.ErrorDetail{Code: code, Message: err.Error(), Hint: domain.HintOf(err)}})
+	detail := wire.ErrorDetail{Code: code, Message: err.Error(), Hint: domain.HintOf(err)}
+	var rerr *admin.RequestError
+	if errors.As(err, &rerr) {
+		detail.Index = &rerr.Index
+	}
+	writeJSON(w, status, wire.ErrorBody{Error: detail})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -159,6 +159,12 @@ func (c *Client) decodeError(resp *http.Response) error {
 	if body.Error.Code == "unauthorized" && hint == "" {
 		hint = "give a token with --token, --token-file or a context"
 	}
+	if i := body.Error.Index; i != nil && *i >= 0 {
+		// A refused message of a send: rebuild the error the service
+		// returned, position apart, for Send to place in the whole list.
+		msg := strings.TrimPrefix(body.Error.Message, fmt.Sprintf("message %d: ", *i+1))
+		return &admin.RequestError{Index: *i, Err: domain.WithHint(kind, msg, hint)}
+	}
 	return domain.WithHint(kind, body.Error.Message, hint)
 }
 
@@ -180,4 +186,13 @@ func (c *Client) Healthy(ctx context.Context) bool {
 	}
 	resp.Body.Close()
 	return true
+}
+
+// health asks the server's health check, which names its limits.
+func (c *Client) health(ctx context.Context) (*wire.Health, error) {
+	var h wire.Health
+	if err := c.do(ctx, http.MethodGet, "/healthz", nil, nil, &h); err != nil {
+		return nil, err
+	}
+	return &h, nil
 }

@@ -3,7 +3,9 @@ package remote
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -18,9 +20,15 @@ import (
 // sendBatch is how many messages one request carries.
 const sendBatch = 500
 
-// Send posts the requests in batches. The server checks each batch before it
-// stores any of it; a bad request is reported with its index in reqs.
+// Send posts the requests in batches. As the local service does, it checks
+// every request before it stores any: the rules of §2 here, and the
+// server's payload limit, asked first, when there is more than one batch (the
+// server checks each batch whole before it stores any of it). A refused
+// request is reported with its index in reqs.
 func (c *Client) Send(ctx context.Context, reqs []domain.SendRequest) ([]*domain.Message, error) {
+	if err := c.checkSend(ctx, reqs); err != nil {
+		return nil, err
+	}
 	out := make([]*domain.Message, 0, len(reqs))
 	for start := 0; start < len(reqs); start += sendBatch {
 		batch := reqs[start:min(start+sendBatch, len(reqs))]
@@ -30,11 +38,54 @@ func (c *Client) Send(ctx context.Context, reqs []domain.SendRequest) ([]*domain
 		}
 		var page wire.Page[*domain.Message]
 		if err := c.do(ctx, http.MethodPost, "/v1/messages", nil, body, &page); err != nil {
-			return out, err
+			return sendError(err, len(reqs), start, len(batch), out)
 		}
 		out = append(out, page.Items...)
 	}
 	return out, nil
+}
+
+// checkSend checks every request before the first batch goes out.
+func (c *Client) checkSend(ctx context.Context, reqs []domain.SendRequest) error {
+	limit := int64(math.MaxInt64)
+	if len(reqs) > sendBatch {
+		h, err := c.health(ctx)
+		if err != nil {
+			return err
+		}
+		if h.MaxPayload > 0 {
+			limit = h.MaxPayload
+		}
+	}
+	for i := range reqs {
+		if err := reqs[i].Validate(limit); err != nil {
+			if len(reqs) == 1 {
+				return err
+			}
+			return &admin.RequestError{Index: i, Err: err}
+		}
+	}
+	return nil
+}
+
+// sendError places a refused request of the batch starting at start in the
+// whole list of n requests, and says what earlier batches stored, as the
+// local service does.
+func sendError(err error, n, start, size int, stored []*domain.Message) ([]*domain.Message, error) {
+	var rerr *admin.RequestError
+	switch {
+	case errors.As(err, &rerr) && n == 1:
+		err = rerr.Err
+	case errors.As(err, &rerr):
+		err = &admin.RequestError{Index: start + rerr.Index, Err: rerr.Err}
+	case size == 1 && n > 1 && (errors.Is(err, domain.ErrInvalid) || errors.Is(err, domain.ErrTooLarge)):
+		// The server refuses a batch of one without its position.
+		err = &admin.RequestError{Index: start, Err: err}
+	}
+	if len(stored) > 0 {
+		return stored, fmt.Errorf("stored %d of %d messages, then: %w", len(stored), n, err)
+	}
+	return nil, err
 }
 
 // pages walks a paged list: fn gets each item; limit 0 is all.

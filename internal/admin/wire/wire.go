@@ -78,6 +78,13 @@ type PurgeBody struct {
 	DryRun          bool      `json:"dry_run,omitempty"`
 }
 
+// Health is the answer of GET /healthz.
+type Health struct {
+	Status string `json:"status"`
+	// MaxPayload is the server's engine.max_payload in bytes.
+	MaxPayload int64 `json:"max_payload"`
+}
+
 // ErrorBody is the error envelope of §6.
 type ErrorBody struct {
 	Error ErrorDetail `json:"error"`
@@ -88,6 +95,9 @@ type ErrorDetail struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	Hint    string `json:"hint,omitempty"`
+	// Index is the 0-based position, in the request's list of messages, of
+	// the message a refused send is about.
+	Index *int `json:"index,omitempty"`
 }
 
 // MessageQuery encodes a message filter as query parameters.

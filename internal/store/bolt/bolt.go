@@ -31,10 +31,6 @@ import (
 // before it reports the store as in use.
 const DefaultTimeout = time.Second
 
-// batchDelay is how long an Update waits for other Updates to share its
-// commit. It bounds the latency a lone Update pays for grouping.
-const batchDelay = 2 * time.Millisecond
-
 // Options configure Open.
 type Options struct {
 	// Timeout bounds the wait for a lock held by another process; zero means
@@ -52,6 +48,7 @@ type Options struct {
 type Store struct {
 	path     string
 	db       *bbolt.DB
+	group    *groupCommit
 	readOnly bool
 	// baseTxID is the bbolt transaction id when the store was opened;
 	// Commits counts from it.
@@ -79,8 +76,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	db.MaxBatchDelay = batchDelay
-	s := &Store{path: path, db: db, readOnly: opts.ReadOnly}
+	s := &Store{path: path, db: db, readOnly: opts.ReadOnly, group: &groupCommit{db: db}}
 	if err := db.View(func(tx *bbolt.Tx) error {
 		s.baseTxID = tx.ID()
 		return nil
@@ -110,10 +106,10 @@ func (s *Store) View(ctx context.Context, fn func(store.Reader) error) error {
 }
 
 // Update runs fn in a read-write transaction. Concurrent Updates are grouped
-// into one commit (bbolt's Batch): when one of them fails, the commit is
-// rolled back, the failing fn is run again on its own and the others are run
-// again together. fn may therefore run more than once and must act only
-// through the Writer.
+// into one commit (see groupCommit): when one of them fails, the commit is
+// rolled back, the failing fn gets its error and the others are run again
+// together. fn may therefore run more than once and must act only through
+// the Writer.
 func (s *Store) Update(ctx context.Context, fn func(store.Writer) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -126,7 +122,7 @@ func (s *Store) Update(ctx context.Context, fn func(store.Writer) error) error {
 	if s.readOnly {
 		return fmt.Errorf("the store %s is open read-only", s.path)
 	}
-	return s.db.Batch(func(tx *bbolt.Tx) error {
+	return s.group.run(func(tx *bbolt.Tx) error {
 		return fn(&txn{tx: tx})
 	})
 }

@@ -79,8 +79,7 @@ func TestGroupCommit(t *testing.T) {
 		t.Parallel()
 		s := openTestStore(t)
 		const n = 16
-		// The batch runs when it is full, never by its timer.
-		s.db.MaxBatchSize, s.db.MaxBatchDelay = n, time.Hour
+		lineUp(s, n)
 		errs := make(chan error, n)
 		var wg sync.WaitGroup
 		for range n {
@@ -104,7 +103,7 @@ func TestGroupCommit(t *testing.T) {
 		t.Parallel()
 		s := openTestStore(t)
 		const n = 8
-		s.db.MaxBatchSize, s.db.MaxBatchDelay = n, time.Hour
+		lineUp(s, n)
 		errs := make(chan error, n)
 		var wg sync.WaitGroup
 		for i := range n {
@@ -137,6 +136,21 @@ func TestGroupCommit(t *testing.T) {
 }
 
 var errBoom = errors.New("boom")
+
+// lineUp makes the first commit of s wait until n Updates have queued, so
+// that they share it.
+func lineUp(s *Store, n int) {
+	queued := make(chan struct{}, n)
+	var once sync.Once
+	s.group.queued = func() { queued <- struct{}{} }
+	s.group.hold = func() {
+		once.Do(func() {
+			for range n {
+				<-queued
+			}
+		})
+	}
+}
 
 // requireCount checks how many messages the store holds.
 func requireCount(t *testing.T, s *Store, want int) {
