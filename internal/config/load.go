@@ -188,6 +188,9 @@ func (c *Config) Validate() error {
 			return err
 		}
 	}
+	if err := validateTokens(c.Server.Tokens); err != nil {
+		return err
+	}
 	if c.Context != "" {
 		if _, ok := c.Contexts[c.Context]; !ok {
 			return domain.Invalidf("context %q is not defined under contexts: in the config file", c.Context)

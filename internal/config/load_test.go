@@ -360,7 +360,7 @@ senders:
   ERP: {check_url: "http://127.0.0.1:9100/tx-check"}
 server:
   tokens:
-    - {name: ops, role: operator, sha256: "9f86d08"}
+    - {name: ops, role: operator, sha256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}
 contexts:
   prod: {server: "https://queuectl.example:7870", token_file: "~/.config/queuectl/prod.token"}
 current_context: prod
@@ -378,7 +378,7 @@ current_context: prod
 	require.Equal(t, "discard", c.Receivers["NULL"].Type)
 	require.Equal(t, []config.Route{{Sender: "ERP", Interface: "OrderCreate", Receivers: []string{"WMS", "ARCHIVE"}}}, c.Routes)
 	require.Equal(t, "http://127.0.0.1:9100/tx-check", c.Senders["ERP"].CheckURL)
-	require.Equal(t, []config.Token{{Name: "ops", Role: "operator", SHA256: "9f86d08"}}, c.Server.Tokens)
+	require.Equal(t, []config.Token{{Name: "ops", Role: "operator", SHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}}, c.Server.Tokens)
 	require.Equal(t, "https://queuectl.example:7870", c.Contexts["prod"].Server)
 	require.Equal(t, "prod", c.CurrentContext)
 	require.Equal(t, "prod", c.Context)

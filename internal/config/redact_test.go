@@ -92,7 +92,7 @@ tx: {check_after: 1m, check_interval: 15s, max_checks: 4}
 server:
   listen: 127.0.0.1:7870
   tokens:
-    - {name: ops, role: operator, sha256: "9f86d08"}
+    - {name: ops, role: operator, sha256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}
 cluster: {heartbeat: 2s, lease_ttl: 20s}
 contexts:
   prod: {server: "https://queuectl.example:7870", token_file: "~/.config/queuectl/prod.token"}
