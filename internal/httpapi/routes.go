@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -28,10 +29,10 @@ func (s *Server) table() []route {
 		{Method: "POST", Pattern: "/v1/messages", perm: permSend, mutating: true, handle: s.send},
 		{Method: "GET", Pattern: "/v1/messages/{id}", perm: permRead, handle: s.getMessage},
 		{Method: "GET", Pattern: "/v1/messages/{id}/payload", perm: permPayload, handle: s.getPayload},
-		{Method: "POST", Pattern: "/v1/actions/{action}", permFor: actionPerm, mutating: true, handle: s.act},
+		{Method: "POST", Pattern: "/v1/actions/{action...}", permFor: actionPerm, mutating: true, handle: s.act},
 		{Method: "GET", Pattern: "/v1/tuning", perm: permRead, handle: s.tuning},
-		{Method: "PUT", Pattern: "/v1/tuning/{param}", perm: permAdmin, mutating: true, handle: s.tune},
-		{Method: "DELETE", Pattern: "/v1/tuning/{param}", perm: permAdmin, mutating: true, handle: s.untune},
+		{Method: "PUT", Pattern: "/v1/tuning/{param...}", perm: permAdmin, mutating: true, handle: s.tune},
+		{Method: "DELETE", Pattern: "/v1/tuning/{param...}", perm: permAdmin, mutating: true, handle: s.untune},
 		{Method: "GET", Pattern: "/v1/audit", perm: permRead, handle: s.audit},
 		{Method: "POST", Pattern: "/v1/purge", perm: permAdmin, mutating: true, handle: s.purge},
 	}
@@ -213,7 +214,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) act(w http.ResponseWriter, r *http.Request) error {
 	var body wire.ActBody
 	if err := s.decode(w, r, &body, 16<<20); err != nil {
-		return err
+		return refusal{err}
 	}
 	res, err := s.opts.Service.Act(r.Context(), admin.ActParams{
 		Action: admin.Action(r.PathValue("action")), Targets: body.Targets, Reason: body.Reason, DryRun: body.DryRun,
@@ -237,10 +238,14 @@ func (s *Server) tuning(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) tune(w http.ResponseWriter, r *http.Request) error {
 	var body wire.TuneBody
 	if err := s.decode(w, r, &body, 1<<16); err != nil {
-		return err
+		return refusal{err}
 	}
-	if body.Value < 1 {
-		return domain.Invalidf("value %d must be from 1 to 9999", body.Value)
+	if body.Value == 0 {
+		// The service takes 0 for unset, which is DELETE's job; every other
+		// value is the service's to check (and to audit when it refuses it).
+		return refusal{domain.WithHint(domain.ErrInvalid,
+			fmt.Sprintf("value 0 for %s must be from 1 to 9999", r.PathValue("param")),
+			"DELETE /v1/tuning/{param} unsets a value")}
 	}
 	e, err := s.opts.Service.Tune(r.Context(), r.PathValue("param"), body.Sub, body.Value)
 	if err != nil {
@@ -294,7 +299,7 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) purge(w http.ResponseWriter, r *http.Request) error {
 	var body wire.PurgeBody
 	if err := s.decode(w, r, &body, 1<<16); err != nil {
-		return err
+		return refusal{err}
 	}
 	res, err := s.opts.Service.Purge(r.Context(), admin.PurgeParams{
 		DeliveredBefore: body.DeliveredBefore, FailedBefore: body.FailedBefore, DryRun: body.DryRun,

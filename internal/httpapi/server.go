@@ -118,23 +118,46 @@ func (s *Server) wrap(rt route, trusted bool) http.HandlerFunc {
 			ctx = admin.WithCaller(ctx, admin.Caller{Actor: c.name, Source: source(r)})
 		}
 		if err := rt.handle(w, r.WithContext(ctx)); err != nil {
+			var rf refusal
+			if rt.mutating && errors.As(err, &rf) {
+				actor := "anonymous"
+				if c, ok := admin.CallerFrom(ctx); ok {
+					actor = c.Actor
+				}
+				s.record(r, actor, domain.AuditError, err.Error())
+			}
 			writeError(w, err)
 		}
 	}
 }
 
+// refusal is an error of a mutating request that the server refused before
+// the service saw it, such as a malformed body. The service audits the
+// requests it refuses itself; wrap audits these.
+type refusal struct{ error }
+
+func (r refusal) Unwrap() error { return r.error }
+
 // refuse answers 401 or 403 and, for a mutating route, records the refusal.
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, rt route, actor string, status int, code, msg string) {
-	if rt.mutating && s.opts.Auditor != nil {
-		err := s.opts.Auditor.RecordAudit(context.WithoutCancel(r.Context()), &domain.AuditEntry{
-			At: time.Now().UTC(), Actor: actor, Source: source(r), Action: r.Method + " " + r.URL.Path,
-			Targets: []string{}, Result: domain.AuditDenied, Detail: msg,
-		})
-		if err != nil {
-			s.opts.Logger.Error("recording a refused request failed", "err", err)
-		}
+	if rt.mutating {
+		s.record(r, actor, domain.AuditDenied, msg)
 	}
 	writeJSON(w, status, wire.ErrorBody{Error: wire.ErrorDetail{Code: code, Message: msg}})
+}
+
+// record writes the audit entry of a request that did not reach the service.
+func (s *Server) record(r *http.Request, actor, result, detail string) {
+	if s.opts.Auditor == nil {
+		return
+	}
+	err := s.opts.Auditor.RecordAudit(context.WithoutCancel(r.Context()), &domain.AuditEntry{
+		At: time.Now().UTC(), Actor: actor, Source: source(r), Action: r.Method + " " + r.URL.Path,
+		Targets: []string{}, Result: result, Detail: detail,
+	})
+	if err != nil {
+		s.opts.Logger.Error("recording a refused request failed", "err", err)
+	}
 }
 
 func source(r *http.Request) string {
