@@ -126,8 +126,10 @@ func (c *Client) Queues(ctx context.Context, f admin.QueueFilter, fn func(*domai
 // Queue returns one queue.
 func (c *Client) Queue(ctx context.Context, name string) (*domain.Queue, error) {
 	var q domain.Queue
-	err := c.do(ctx, http.MethodGet, "/v1/queues/"+url.PathEscape(name), nil, nil, &q)
-	return &q, err
+	if err := c.do(ctx, http.MethodGet, "/v1/queues/"+url.PathEscape(name), nil, nil, &q); err != nil {
+		return nil, err
+	}
+	return &q, nil
 }
 
 // QueueMessages lists a queue's messages page by page.
@@ -149,13 +151,23 @@ func (c *Client) Messages(ctx context.Context, f admin.MessageFilter, fn func(*d
 
 // Message returns one message with its history.
 func (c *Client) Message(ctx context.Context, id string) (*domain.Message, error) {
+	// Checked here as the local service checks it: an empty id would
+	// otherwise name another route.
+	if err := domain.ValidID(id); err != nil {
+		return nil, err
+	}
 	var m domain.Message
-	err := c.do(ctx, http.MethodGet, "/v1/messages/"+url.PathEscape(id), nil, nil, &m)
-	return &m, err
+	if err := c.do(ctx, http.MethodGet, "/v1/messages/"+url.PathEscape(id), nil, nil, &m); err != nil {
+		return nil, err
+	}
+	return &m, nil
 }
 
 // Payload returns a message's payload.
 func (c *Client) Payload(ctx context.Context, id string) ([]byte, error) {
+	if err := domain.ValidID(id); err != nil {
+		return nil, err
+	}
 	resp, err := c.send(ctx, http.MethodGet, "/v1/messages/"+url.PathEscape(id)+"/payload", nil, nil)
 	if err != nil {
 		return nil, err
