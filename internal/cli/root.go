@@ -24,6 +24,7 @@ import (
 	"github.com/queuectl/queuectl/internal/cli/queue"
 	"github.com/queuectl/queuectl/internal/cli/send"
 	"github.com/queuectl/queuectl/internal/cli/serve"
+	"github.com/queuectl/queuectl/internal/cli/token"
 	"github.com/queuectl/queuectl/internal/cli/tune"
 	"github.com/queuectl/queuectl/internal/cli/tx"
 	"github.com/queuectl/queuectl/internal/domain"
@@ -120,6 +121,7 @@ $XDG_DATA_HOME/queuectl/queuectl.db) unless told otherwise.`,
 		purge.NewCmd(f, nil),
 		configcmd.NewCmd(f),
 		serve.NewCmd(f),
+		token.NewCmd(f),
 		demo.NewCmd(f),
 		newVersionCmd(f),
 		newCompletionCmd(),

@@ -1,0 +1,135 @@
+package token
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/queuectl/queuectl/internal/cli/cmdutil"
+	"github.com/queuectl/queuectl/internal/config"
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/httpapi"
+	"github.com/queuectl/queuectl/internal/output"
+)
+
+// tokenBytes is how much randomness a token carries: 256 bits.
+const tokenBytes = 32
+
+// CreateOptions are the parsed flags of `token create`.
+type CreateOptions struct {
+	IO     *cmdutil.IOStreams
+	Format func() (output.Format, error)
+	Config func() (*config.Config, error)
+	// Rand is the source of the token; crypto/rand's by default.
+	Rand io.Reader
+
+	Name string
+	Role string
+}
+
+// Created is a new token with the config line that grants it; -o json
+// prints it as is.
+type Created struct {
+	Name       string `json:"name" yaml:"name"`
+	Role       string `json:"role" yaml:"role"`
+	Token      string `json:"token" yaml:"token"`
+	SHA256     string `json:"sha256" yaml:"sha256"`
+	ConfigLine string `json:"config_line" yaml:"config_line"`
+}
+
+// NewCreateCmd builds `token create`.
+func NewCreateCmd(f *cmdutil.Factory, runF func(context.Context, *CreateOptions) error) *cobra.Command {
+	opts := &CreateOptions{IO: f.IO, Format: f.Format, Config: f.Config, Rand: rand.Reader}
+	cmd := &cobra.Command{
+		Use:   "create NAME --role ROLE",
+		Short: "Print a new API token and the config line that grants it",
+		Long: `Print a new random API token (256 bits, base64url) to stdout, and to stderr
+the line that grants it, for server.tokens in the server's config file:
+
+  - {name: NAME, role: ROLE, sha256: "..."}
+
+The server keeps only the token's SHA-256, so the token itself is shown only
+now: keep it in a file that only its user can read, and pass it with
+--token-file or a context's token_file. serve reads server.tokens when it
+starts; restart it after adding the line. -o json prints
+{name, role, token, sha256, config_line} to stdout instead.
+
+NAME is what history and audit entries record as the actor: 1-60 characters
+of A-Z a-z 0-9 _ - . ROLE is one of:
+
+  monitor   read metadata: queues, messages, audit, tuning; no payloads
+  operator  monitor + payloads, resend, fail, release, stop, start, tx commit/rollback
+  admin     operator + tune, purge, eoio switch
+  producer  send, tx commit/rollback`,
+		Example: `  (umask 077; queuectl token create ops --role operator > ~/.config/queuectl/prod.token)
+  queuectl token create grafana --role monitor -o json`,
+		Args: cmdutil.ExactArgs(1, "NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Name = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return RunCreate(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Role, "role", "", "what the token may do: "+strings.Join(config.TokenRoles, ", "))
+	_ = cmd.RegisterFlagCompletionFunc("role", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return config.TokenRoles, cobra.ShellCompDirectiveNoFileComp
+	})
+	return cmd
+}
+
+// RunCreate checks the name and role, draws a token and prints it.
+func RunCreate(_ context.Context, opts *CreateOptions) error {
+	if opts.Role == "" {
+		return cmdutil.FlagError("--role is required: one of %s", strings.Join(config.TokenRoles, ", "))
+	}
+	if err := config.ValidateTokenRole(opts.Role); err != nil {
+		return domain.WithHint(domain.ErrInvalid, err.Error(), "see 'queuectl token create --help' for what each role may do")
+	}
+	if err := config.ValidateTokenName(opts.Name); err != nil {
+		return err
+	}
+	format, err := opts.Format()
+	if err != nil {
+		return err
+	}
+	if format == output.IDs {
+		return domain.Invalidf("token create has no ids to print; use -o table (the default: the token alone) or -o json")
+	}
+	c, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	raw := make([]byte, tokenBytes)
+	if _, err := io.ReadFull(opts.Rand, raw); err != nil {
+		return fmt.Errorf("drawing a random token: %w", err)
+	}
+	tok := base64.RawURLEncoding.EncodeToString(raw)
+	sum := httpapi.HashToken(tok)
+	created := &Created{
+		Name: opts.Name, Role: opts.Role, Token: tok, SHA256: sum,
+		ConfigLine: fmt.Sprintf("- {name: %s, role: %s, sha256: %q}", opts.Name, opts.Role, sum),
+	}
+	for _, t := range c.Server.Tokens {
+		if t.Name == opts.Name && !c.Quiet {
+			fmt.Fprintf(opts.IO.ErrOut, "queuectl: server.tokens in %s already has a token named %s: replace its line with the new one\n",
+				c.File, opts.Name)
+		}
+	}
+	return output.Value(opts.IO.Out, format, created, func(w io.Writer, _ bool) error {
+		// The token is the data; the line that grants it goes to stderr, so
+		// that stdout can be redirected into a token file as it is.
+		if !c.Quiet {
+			fmt.Fprintln(opts.IO.ErrOut, "queuectl: add this line under server.tokens in the server's config file and restart serve; the token is shown only now:")
+		}
+		fmt.Fprintln(opts.IO.ErrOut, created.ConfigLine)
+		_, err := fmt.Fprintln(w, created.Token)
+		return err
+	}, nil)
+}
