@@ -21,14 +21,15 @@ const (
 	permTx                      // tx commit and rollback
 	permSend                    // send messages
 	permAdmin                   // tune, purge
+	permDoc                     // the OpenAPI document: every role may read it
 )
 
 // Roles maps each role of §6 to what it may do. Deny by default.
 var roles = map[string][]perm{
-	"monitor":  {permRead},
-	"operator": {permRead, permPayload, permOperate, permTx},
-	"admin":    {permRead, permPayload, permOperate, permTx, permAdmin},
-	"producer": {permSend, permTx},
+	"monitor":  {permDoc, permRead},
+	"operator": {permDoc, permRead, permPayload, permOperate, permTx},
+	"admin":    {permDoc, permRead, permPayload, permOperate, permTx, permAdmin},
+	"producer": {permDoc, permSend, permTx},
 }
 
 // RoleNames lists the roles, for validation and help.

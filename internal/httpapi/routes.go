@@ -20,8 +20,9 @@ func (s *Server) table() []route {
 	return []route{
 		{Method: "GET", Pattern: "/healthz", handle: s.healthz},
 		{Method: "GET", Pattern: "/readyz", handle: s.readyz},
-		{Method: "GET", Pattern: "/metrics", handle: s.metrics},
-		{Method: "GET", Pattern: "/v1/openapi.json", handle: s.openapi},
+		// Deny by default (§6): only the health checks answer without a token.
+		{Method: "GET", Pattern: "/metrics", perm: permRead, handle: s.metrics},
+		{Method: "GET", Pattern: "/v1/openapi.json", perm: permDoc, handle: s.openapi},
 		{Method: "GET", Pattern: "/v1/queues", perm: permRead, handle: s.listQueues},
 		{Method: "GET", Pattern: "/v1/queues/{name}", perm: permRead, handle: s.getQueue},
 		{Method: "GET", Pattern: "/v1/queues/{name}/messages", perm: permRead, handle: s.queueMessages},
@@ -330,4 +331,3 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, limit int
 	}
 	return nil
 }
-
