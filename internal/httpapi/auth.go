@@ -76,9 +76,9 @@ func newTokenSet(tokens []config.Token) *tokenSet {
 // lookup returns the caller a request's bearer token names, or nil. Every
 // configured hash is compared in constant time, so timing tells nothing.
 func (ts *tokenSet) lookup(r *http.Request) *caller {
-	auth := r.Header.Get("Authorization")
-	token, ok := strings.CutPrefix(auth, "Bearer ")
-	if !ok || token == "" {
+	// The scheme's name is case-insensitive (RFC 9110 §11.1).
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
 		return nil
 	}
 	sum := sha256.Sum256([]byte(token))
