@@ -1,0 +1,333 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuectl/queuectl/internal/admin"
+	"github.com/queuectl/queuectl/internal/admin/local"
+	"github.com/queuectl/queuectl/internal/admin/wire"
+	"github.com/queuectl/queuectl/internal/config"
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/store"
+	"github.com/queuectl/queuectl/internal/store/bolt"
+)
+
+// The roles of §6, written out from the spec rather than taken from the
+// code under test.
+var (
+	public      []string // health checks: no token needed
+	readers     = []string{"monitor", "operator", "admin"}
+	operators   = []string{"operator", "admin"}
+	admins      = []string{"admin"}
+	producers   = []string{"producer"}
+	txRoles     = []string{"operator", "admin", "producer"}
+	everyRole   = []string{"monitor", "operator", "admin", "producer"}
+	roleTokens  = map[string]string{"monitor": "tok-monitor", "operator": "tok-operator", "admin": "tok-admin", "producer": "tok-producer"}
+	tokenConfig = func() []config.Token {
+		var out []config.Token
+		for _, role := range everyRole {
+			out = append(out, config.Token{Name: "ops-" + role, Role: role, SHA256: HashToken(roleTokens[role])})
+		}
+		return out
+	}()
+)
+
+// authBundle is a server over a real local service on a bbolt store, with
+// one message in each status the routes need.
+type authBundle struct {
+	svc    *local.Service
+	srv    *httptest.Server // --listen: tokens decide
+	socket *httptest.Server // the unix socket: trusted
+	ndlv   string           // an NDLV message
+	pend   string           // a PEND message
+}
+
+func setupAuth(t *testing.T, tokens []config.Token) *authBundle {
+	t.Helper()
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "q.db"), bolt.Options{NoSync: true})
+	require.NoError(t, err)
+	svc := local.New(st, local.Options{})
+	t.Cleanup(func() { require.NoError(t, svc.Close()) })
+
+	ctx := context.Background()
+	msgs, err := svc.Send(ctx, []domain.SendRequest{
+		{QoS: domain.EO, Sender: "ERP", Receivers: []string{"WMS"}, Payload: []byte("x")},
+		{QoS: domain.EO, Sender: "ERP", Receivers: []string{"WMS"}, Payload: []byte("y"), Prepare: true},
+	})
+	require.NoError(t, err)
+	require.NoError(t, st.Update(ctx, func(w store.Writer) error {
+		for _, to := range []domain.Status{domain.StatusDLNG, domain.StatusNDLV} {
+			from := domain.StatusTBDL
+			if to == domain.StatusNDLV {
+				from = domain.StatusDLNG
+			}
+			if _, err := w.Transition(store.TransitionParams{ID: msgs[0].ID, From: []domain.Status{from}, To: to,
+				History: domain.HistoryEntry{Actor: "engine"}}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+
+	api := New(Options{
+		Service: svc, Auditor: svc, Tokens: tokens,
+		Metrics: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "queuectl_up 1\n") }),
+	})
+	b := &authBundle{svc: svc, ndlv: msgs[0].ID, pend: msgs[1].ID,
+		srv: httptest.NewServer(api.Handler(false)), socket: httptest.NewServer(api.Handler(true))}
+	t.Cleanup(b.srv.Close)
+	t.Cleanup(b.socket.Close)
+	return b
+}
+
+// endpoint is one request to make, and who may make it.
+type endpoint struct {
+	method, path, body string
+	roles              []string // nil: public
+	mutating           bool
+	want               int // the status an allowed request gets
+	route              string
+}
+
+func (b *authBundle) endpoints() []endpoint {
+	act := func(action, target string, roles []string) endpoint {
+		return endpoint{method: "POST", path: "/v1/actions/" + action, body: `{"targets":["` + target + `"]}`,
+			roles: roles, mutating: true, want: 200, route: "POST /v1/actions/{action...}"}
+	}
+	return []endpoint{
+		{method: "GET", path: "/healthz", roles: public, want: 200, route: "GET /healthz"},
+		{method: "GET", path: "/readyz", roles: public, want: 200, route: "GET /readyz"},
+		{method: "GET", path: "/metrics", roles: readers, want: 200, route: "GET /metrics"},
+		{method: "GET", path: "/v1/openapi.json", roles: everyRole, want: 200, route: "GET /v1/openapi.json"},
+		{method: "GET", path: "/v1/queues", roles: readers, want: 200, route: "GET /v1/queues"},
+		{method: "GET", path: "/v1/queues/XBTI0000", roles: readers, want: 200, route: "GET /v1/queues/{name}"},
+		{method: "GET", path: "/v1/queues/XBTI0000/messages", roles: readers, want: 200, route: "GET /v1/queues/{name}/messages"},
+		{method: "GET", path: "/v1/messages?status=NDLV", roles: readers, want: 200, route: "GET /v1/messages"},
+		{method: "POST", path: "/v1/messages", roles: producers, mutating: true, want: 201, route: "POST /v1/messages",
+			body: `{"messages":[{"qos":"EO","sender":"ERP","receivers":["WMS"],"payload_b64":"eA=="}]}`},
+		{method: "GET", path: "/v1/messages/" + b.ndlv, roles: readers, want: 200, route: "GET /v1/messages/{id}"},
+		{method: "GET", path: "/v1/messages/" + b.ndlv + "/payload", roles: operators, want: 200, route: "GET /v1/messages/{id}/payload"},
+		act("message.resend", b.ndlv, operators),
+		act("message.fail", b.ndlv, operators),
+		act("blacklist.release", b.ndlv, operators),
+		act("blacklist.fail", b.ndlv, operators),
+		act("queue.stop", "XBTI0000", operators),
+		act("queue.start", "XBTI0000", operators),
+		act("tx.commit", b.pend, txRoles),
+		act("tx.rollback", b.pend, txRoles),
+		{method: "GET", path: "/v1/tuning", roles: readers, want: 200, route: "GET /v1/tuning"},
+		{method: "PUT", path: "/v1/tuning/EO_OUTBOUND_PARALLEL", body: `{"sub":"WMS","value":2}`, roles: admins,
+			mutating: true, want: 200, route: "PUT /v1/tuning/{param...}"},
+		{method: "DELETE", path: "/v1/tuning/EO_OUTBOUND_PARALLEL?sub=WMS", roles: admins, mutating: true, want: 200,
+			route: "DELETE /v1/tuning/{param...}"},
+		{method: "GET", path: "/v1/audit", roles: readers, want: 200, route: "GET /v1/audit"},
+		{method: "POST", path: "/v1/purge", body: `{"dry_run":true}`, roles: admins, mutating: true, want: 200, route: "POST /v1/purge"},
+	}
+}
+
+// do makes one request with an Authorization header (none when empty) and
+// returns the status and the decoded error envelope, if any.
+func do(t *testing.T, srv *httptest.Server, e endpoint, auth string) (int, wire.ErrorDetail) {
+	t.Helper()
+	req, err := http.NewRequest(e.method, srv.URL+e.path, strings.NewReader(e.body))
+	require.NoError(t, err)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := srv.Client().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	var env wire.ErrorBody
+	if resp.StatusCode >= 400 {
+		require.NoError(t, json.Unmarshal(raw, &env), "%s %s: the error envelope: %s", e.method, e.path, raw)
+	}
+	return resp.StatusCode, env.Error
+}
+
+// deniedEntry is an audit entry the test expects for a refused mutating request.
+type deniedEntry struct{ actor, action string }
+
+func TestRoleMatrix(t *testing.T) {
+	t.Parallel()
+	b := setupAuth(t, tokenConfig)
+	eps := b.endpoints()
+
+	// Every route of the table is in the matrix.
+	covered := map[string]bool{}
+	for _, e := range eps {
+		covered[e.route] = true
+	}
+	for _, r := range New(Options{}).Routes() {
+		require.True(t, covered[r], "route %s is in the matrix", r)
+	}
+
+	var want []deniedEntry
+	for _, e := range eps {
+		name := e.method + " " + e.path
+		callers := []struct{ actor, auth string }{
+			{"anonymous", ""},
+			{"anonymous", "Bearer not-a-token"},
+			{"anonymous", "Bearer " + roleTokens["admin"] + "x"},
+			{"anonymous", "Basic " + roleTokens["admin"]},
+			{"anonymous", "Bearer"},
+		}
+		for _, role := range everyRole {
+			callers = append(callers, struct{ actor, auth string }{"ops-" + role, "Bearer " + roleTokens[role]})
+		}
+		for _, c := range callers {
+			got, env := do(t, b.srv, e, c.auth)
+			role := strings.TrimPrefix(c.actor, "ops-")
+			switch {
+			case e.roles == nil || slices.Contains(e.roles, role):
+				require.Equal(t, e.want, got, "%s as %s: allowed", name, c.actor)
+			case c.actor == "anonymous":
+				require.Equal(t, http.StatusUnauthorized, got, "%s with %q", name, c.auth)
+				require.Equal(t, "unauthorized", env.Code)
+				if e.mutating {
+					want = append(want, deniedEntry{c.actor, e.method + " " + strings.Split(e.path, "?")[0]})
+				}
+			default:
+				require.Equal(t, http.StatusForbidden, got, "%s as %s", name, c.actor)
+				require.Equal(t, "forbidden", env.Code)
+				require.Contains(t, env.Message, "token "+c.actor+" may not")
+				if e.mutating {
+					want = append(want, deniedEntry{c.actor, e.method + " " + strings.Split(e.path, "?")[0]})
+				}
+			}
+		}
+	}
+
+	// Every refused mutating request, and nothing else, is in the audit log
+	// as denied, with who asked and from where.
+	var got []deniedEntry
+	require.NoError(t, b.svc.Audit(context.Background(), admin.AuditFilter{}, func(e *domain.AuditEntry) error {
+		if e.Result != domain.AuditDenied {
+			return nil
+		}
+		require.Equal(t, "127.0.0.1", e.Source, "the source address of %s", e.Action)
+		require.NotEmpty(t, e.Detail)
+		require.False(t, e.At.IsZero())
+		got = append(got, deniedEntry{e.Actor, e.Action})
+		return nil
+	}))
+	require.Equal(t, want, got)
+	// 12 mutating endpoints × 5 anonymous callers, and the roles refused:
+	// send 3, six operator actions 2 each, two tx actions 1 each, tune,
+	// untune and purge 3 each.
+	require.Len(t, got, 12*5+3+6*2+2*1+3*3)
+
+	// The allowed mutating requests are audited under the token's name.
+	var actors []string
+	require.NoError(t, b.svc.Audit(context.Background(), admin.AuditFilter{}, func(e *domain.AuditEntry) error {
+		if e.Result != domain.AuditDenied && !slices.Contains(actors, e.Actor) {
+			actors = append(actors, e.Actor)
+		}
+		return nil
+	}))
+	require.ElementsMatch(t, []string{"ops-operator", "ops-admin", "ops-producer"}, actors)
+}
+
+func TestTrustedSocketAllowsEverything(t *testing.T) {
+	t.Parallel()
+	b := setupAuth(t, tokenConfig)
+	for _, e := range b.endpoints() {
+		for _, auth := range []string{"", "Bearer not-a-token", "Bearer " + roleTokens["monitor"]} {
+			got, env := do(t, b.socket, e, auth)
+			require.Equal(t, e.want, got, "%s %s on the socket with %q: %+v", e.method, e.path, auth, env)
+		}
+	}
+	var actors []string
+	require.NoError(t, b.svc.Audit(context.Background(), admin.AuditFilter{}, func(e *domain.AuditEntry) error {
+		require.NotEqual(t, domain.AuditDenied, e.Result)
+		actors = append(actors, e.Actor)
+		return nil
+	}))
+	require.NotEmpty(t, actors)
+	for _, a := range actors {
+		require.Equal(t, "socket", a)
+	}
+}
+
+func TestNoTokensConfiguredRefusesAllButHealthChecks(t *testing.T) {
+	t.Parallel()
+	b := setupAuth(t, nil)
+	for _, e := range b.endpoints() {
+		for _, auth := range []string{"", "Bearer " + roleTokens["admin"]} {
+			got, _ := do(t, b.srv, e, auth)
+			if e.roles == nil {
+				require.Equal(t, e.want, got, "%s %s", e.method, e.path)
+				continue
+			}
+			require.Equal(t, http.StatusUnauthorized, got, "%s %s with %q", e.method, e.path, auth)
+		}
+	}
+}
+
+func TestBearerSchemeIgnoresCase(t *testing.T) {
+	t.Parallel()
+	b := setupAuth(t, tokenConfig)
+	e := endpoint{method: "GET", path: "/v1/queues"}
+	for _, auth := range []string{"Bearer tok-monitor", "bearer tok-monitor", "BEARER tok-monitor"} {
+		got, _ := do(t, b.srv, e, auth)
+		require.Equal(t, http.StatusOK, got, auth)
+	}
+	for _, auth := range []string{"Bearer  tok-monitor", "Bearer tok-monitorx", "Bearertok-monitor", "tok-monitor"} {
+		got, _ := do(t, b.srv, e, auth)
+		require.Equal(t, http.StatusUnauthorized, got, "%q", auth)
+	}
+}
+
+func TestServerKeepsOnlyTokenHashes(t *testing.T) {
+	t.Parallel()
+	// The configuration has no field that could hold a token itself.
+	var fields []string
+	for f := range reflect.TypeFor[config.Token]().Fields() {
+		fields = append(fields, f.Name)
+	}
+	require.Equal(t, []string{"Name", "Role", "SHA256"}, fields)
+
+	// §8's example: the SHA-256 of "test" in hex.
+	require.Equal(t, "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", HashToken("test"))
+	sum := sha256.Sum256([]byte(roleTokens["admin"]))
+	require.Equal(t, hex.EncodeToString(sum[:]), HashToken(roleTokens["admin"]))
+
+	// Nothing the server keeps holds a token.
+	s := New(Options{Tokens: tokenConfig})
+	dump := fmt.Sprintf("%#v %#v", *s.tokens, s.opts)
+	for _, tok := range roleTokens {
+		require.NotContains(t, dump, tok)
+	}
+	require.Len(t, s.tokens.hashes, len(tokenConfig))
+
+	// A hash in upper case or with spaces around it works; a malformed one
+	// grants nothing.
+	ts := newTokenSet([]config.Token{
+		{Name: "upper", Role: "monitor", SHA256: " " + strings.ToUpper(HashToken("u")) + " "},
+		{Name: "short", Role: "admin", SHA256: HashToken("s")[:10]},
+		{Name: "nothex", Role: "admin", SHA256: strings.Repeat("z", 64)},
+	})
+	require.Len(t, ts.hashes, 1)
+	r := httptest.NewRequest("GET", "/", nil)
+	r.Header.Set("Authorization", "Bearer u")
+	c := ts.lookup(r)
+	require.NotNil(t, c)
+	require.Equal(t, "upper", c.name)
+	r.Header.Set("Authorization", "Bearer s")
+	require.Nil(t, ts.lookup(r))
+}
