@@ -31,11 +31,14 @@ type BulkAction struct {
 	Change string
 	// Noun is what a target is: "message" or "queue".
 	Noun string
-	// Select walks the targets --all selects, in order, after the target
-	// named by after (all from the start when empty). It returns fn's
-	// error, if any. Only --all needs it.
-	Select func(ctx context.Context, svc admin.Service, after string, fn func(target string) error) error
+	// Select are the walks over what --all selects, applied one after the
+	// other. Only --all needs them.
+	Select []Selection
 }
+
+// Selection walks targets in order, after the target named by after (from
+// the start when empty), and returns fn's error, if any.
+type Selection func(ctx context.Context, svc admin.Service, after string, fn func(target string) error) error
 
 // BulkOptions are the flags and arguments every bulk command shares.
 type BulkOptions struct {
@@ -280,16 +283,20 @@ func (r *bulkRun) checkTarget(t string) error {
 // all counts the targets --all selects, asks on a terminal, then applies
 // the action a chunk at a time, each chunk read in a walk of its own so no
 // read transaction stays open while the action writes. Targets that come
-// after the last one counted (created since) are left alone.
+// after the last one counted (created since) are left alone. Several
+// selections are applied one after the other.
 func (r *bulkRun) all(ctx context.Context) error {
-	n, last := 0, ""
-	err := r.action.Select(ctx, r.svc, "", func(t string) error {
-		n++
-		last = t
-		return nil
-	})
-	if err != nil {
-		return err
+	n := 0
+	last := make([]string, len(r.action.Select))
+	for i, sel := range r.action.Select {
+		err := sel(ctx, r.svc, "", func(t string) error {
+			n++
+			last[i] = t
+			return nil
+		})
+		if err != nil {
+			return err
+		}
 	}
 	if n == 0 {
 		r.none = fmt.Sprintf("no %ss match; nothing to %s", r.action.Noun, r.action.Verb)
@@ -300,10 +307,23 @@ func (r *bulkRun) all(ctx context.Context) error {
 			return err
 		}
 	}
+	for i, sel := range r.action.Select {
+		if last[i] == "" {
+			continue
+		}
+		if err := r.apply(ctx, sel, last[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// apply applies the action to what sel selects up to last, a chunk at a time.
+func (r *bulkRun) apply(ctx context.Context, sel Selection, last string) error {
 	after := ""
 	for {
 		chunk := make([]string, 0, BulkChunk)
-		err := r.action.Select(ctx, r.svc, after, func(t string) error {
+		err := sel(ctx, r.svc, after, func(t string) error {
 			if t > last || len(chunk) == BulkChunk {
 				return errChunkFull
 			}

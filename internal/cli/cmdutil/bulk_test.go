@@ -123,7 +123,7 @@ func setupBulk(t *testing.T, a *bulkAdmin, format output.Format, stdin string) *
 	}
 	b.action = &cmdutil.BulkAction{
 		Action: admin.ActResend, Verb: "resend", Change: "NDLV/WAIT → TBDL", Noun: "message",
-		Select: cmdutil.SelectMessages(admin.MessageFilter{Statuses: []domain.Status{domain.StatusNDLV}}),
+		Select: []cmdutil.Selection{cmdutil.SelectMessages(admin.MessageFilter{Statuses: []domain.Status{domain.StatusNDLV}})},
 	}
 	return b
 }
@@ -318,6 +318,24 @@ func TestBulkAllChunksWithCursor(t *testing.T) {
 	require.Equal(t, testID(n-1), a.calls[1][9])
 	require.Equal(t, domain.StatusNDLV, a.statuses[testID(n+5)], "counted before it arrived, so not resent")
 	require.Equal(t, "changed 1,010: resend NDLV/WAIT → TBDL\n", b.out.String())
+}
+
+func TestBulkAllSelectionsInOrder(t *testing.T) {
+	t.Parallel()
+
+	a := newBulkAdmin(t, 4, domain.StatusNDLV)
+	a.statuses[testID(0)] = domain.StatusWAIT
+	a.statuses[testID(1)] = domain.StatusWAIT
+	b := setupBulk(t, a, output.Table, "y\n")
+	b.opts.All, b.opts.IO.StdinTTY = true, true
+	b.action.Select = []cmdutil.Selection{
+		cmdutil.SelectMessages(admin.MessageFilter{Statuses: []domain.Status{domain.StatusNDLV}}),
+		cmdutil.SelectMessages(admin.MessageFilter{Statuses: []domain.Status{domain.StatusWAIT}}),
+	}
+	err := b.run(t)
+	require.ErrorIs(t, err, cmdutil.ErrPartial, "the fake resends NDLV only")
+	require.Equal(t, "Resend 4 messages? [y/N] ", b.errOut.String(), "the count covers every selection")
+	require.Equal(t, [][]string{{testID(2), testID(3)}, {testID(0), testID(1)}}, a.calls, "one selection after the other")
 }
 
 func TestBulkAllNoMatch(t *testing.T) {

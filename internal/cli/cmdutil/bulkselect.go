@@ -12,7 +12,7 @@ import (
 
 // SelectMessages returns the --all walk over the messages f selects, in id
 // order.
-func SelectMessages(f admin.MessageFilter) func(context.Context, admin.Service, string, func(string) error) error {
+func SelectMessages(f admin.MessageFilter) Selection {
 	return func(ctx context.Context, svc admin.Service, after string, fn func(string) error) error {
 		page := f
 		page.After, page.Limit = after, 0
@@ -22,7 +22,7 @@ func SelectMessages(f admin.MessageFilter) func(context.Context, admin.Service, 
 
 // SelectQueues returns the --all walk over the queues f selects and keep
 // accepts, in name order.
-func SelectQueues(f admin.QueueFilter, keep func(*domain.Queue) bool) func(context.Context, admin.Service, string, func(string) error) error {
+func SelectQueues(f admin.QueueFilter, keep func(*domain.Queue) bool) Selection {
 	return func(ctx context.Context, svc admin.Service, after string, fn func(string) error) error {
 		page := f
 		page.After, page.Limit = after, 0

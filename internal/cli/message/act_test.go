@@ -3,7 +3,9 @@ package message_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"slices"
 	"testing"
 	"time"
 
@@ -64,12 +66,14 @@ func TestActFlags(t *testing.T) {
 // actAdmin records the filter of the --all walk and the actions.
 type actAdmin struct {
 	admin.Service
-	filter admin.MessageFilter
-	acts   []admin.ActParams
+	filter  admin.MessageFilter
+	filters []admin.MessageFilter
+	acts    []admin.ActParams
 }
 
 func (a *actAdmin) Messages(_ context.Context, f admin.MessageFilter, fn func(*domain.Message) error) error {
 	a.filter = f
+	a.filters = append(a.filters, f)
 	return fn(&domain.Message{ID: "0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1f"})
 }
 
@@ -105,13 +109,14 @@ func TestRunActAllStatuses(t *testing.T) {
 	o.All, o.Yes, o.Reason = true, true, "cleanup"
 	o.Receivers, o.OlderThan = []string{"SHIPPING"}, "7d"
 	require.NoError(t, message.RunAct(context.Background(), o))
-	require.Equal(t, []domain.Status{domain.StatusNDLV, domain.StatusWAIT, domain.StatusHOLD}, a.filter.Statuses,
-		"without --status, --all selects what fail applies to")
+	require.Equal(t, []domain.Status{domain.StatusHOLD}, a.filters[0].Statuses,
+		"without --status, --all selects what fail applies to: HOLD first...")
+	require.Equal(t, []domain.Status{domain.StatusNDLV, domain.StatusWAIT}, a.filters[1].Statuses, "...then the rest")
 	require.Equal(t, []string{"SHIPPING"}, a.filter.Receivers)
 	require.Equal(t, now.Add(-7*24*time.Hour), a.filter.OlderThan)
-	require.Len(t, a.acts, 1)
+	require.Len(t, a.acts, 2, "one walk each, and the fake finds one message in each")
 	require.Equal(t, "cleanup", a.acts[0].Reason)
-	require.Equal(t, "changed 1: fail NDLV/WAIT/HOLD → FAIL\n", out.String())
+	require.Equal(t, "changed 2: fail NDLV/WAIT/HOLD → FAIL\n", out.String())
 
 	o, a, _ = setupAct(t, admin.ActResend)
 	o.All, o.Yes, o.Statuses = true, true, []string{"wait"}
@@ -124,4 +129,70 @@ func TestRunActAllStatuses(t *testing.T) {
 	require.ErrorIs(t, err, domain.ErrInvalid)
 	require.EqualError(t, err, "--status HOLD: resend applies only to NDLV, WAIT messages")
 	require.Empty(t, a.acts)
+}
+
+// blockedQueue is an admin service over one blocked EOIO queue: an NDLV head
+// and HOLD messages behind it. Failing the head releases the HOLD messages
+// still there to TBDL at the end of each call, as the local service does.
+type blockedQueue struct {
+	admin.Service
+	status map[string]domain.Status
+	ids    []string
+}
+
+func newBlockedQueue(held int) *blockedQueue {
+	q := &blockedQueue{status: map[string]domain.Status{}}
+	for i := range held + 1 {
+		id := fmt.Sprintf("0193a5c4-7b1e-7c3d-9f5e-%012d", i)
+		q.ids = append(q.ids, id)
+		q.status[id] = domain.StatusHOLD
+	}
+	q.status[q.ids[0]] = domain.StatusNDLV
+	return q
+}
+
+func (q *blockedQueue) Messages(_ context.Context, f admin.MessageFilter, fn func(*domain.Message) error) error {
+	for _, id := range q.ids {
+		if id > f.After && slices.Contains(f.Statuses, q.status[id]) {
+			if err := fn(&domain.Message{ID: id, Status: q.status[id]}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (q *blockedQueue) Act(_ context.Context, p admin.ActParams) (*admin.BulkResult, error) {
+	res := admin.NewBulkResult()
+	for _, id := range p.Targets {
+		if st := q.status[id]; st != domain.StatusNDLV && st != domain.StatusHOLD {
+			res.Skipped = append(res.Skipped, admin.Skipped{ID: id, Status: st, Reason: "status is " + string(st)})
+			continue
+		}
+		q.status[id] = domain.StatusFAIL
+		res.Changed++
+	}
+	if q.status[q.ids[0]] == domain.StatusFAIL {
+		for _, id := range q.ids {
+			if q.status[id] == domain.StatusHOLD {
+				q.status[id] = domain.StatusTBDL
+			}
+		}
+	}
+	return res, nil
+}
+
+func TestRunActFailAllOfABlockedQueue(t *testing.T) {
+	t.Parallel()
+
+	q := newBlockedQueue(2 * cmdutil.BulkChunk)
+	o, _, out := setupAct(t, admin.ActFail)
+	o.Admin = func() (admin.Service, error) { return q, nil }
+	o.All, o.Yes = true, true
+	require.NoError(t, message.RunAct(context.Background(), o),
+		"the held messages are failed before the head, so failing the head releases none of them")
+	require.Equal(t, "changed 2,001: fail NDLV/WAIT/HOLD → FAIL\n", out.String())
+	for _, id := range q.ids {
+		require.Equal(t, domain.StatusFAIL, q.status[id], id)
+	}
 }

@@ -82,7 +82,7 @@ func RunStop(ctx context.Context, opts *StopOptions) error {
 		if err != nil {
 			return err
 		}
-		a.Select = cmdutil.SelectQueues(f, func(q *domain.Queue) bool { return q.Stopped != opts.Stop })
+		a.Select = []cmdutil.Selection{cmdutil.SelectQueues(f, func(q *domain.Queue) bool { return q.Stopped != opts.Stop })}
 	}
 	return cmdutil.RunBulk(ctx, a, &opts.BulkOptions)
 }
