@@ -80,4 +80,3 @@ func socketService(sock string) admin.Service {
 	}
 	return c
 }
-
