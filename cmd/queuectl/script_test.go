@@ -53,6 +53,7 @@ func ScriptParams(t *testing.T) testscript.Params {
 			"genjsonl":   cmdGenJSONL,
 			"genbytes":   cmdGenBytes,
 			"stdout2env": cmdStdoutToEnv,
+			"waitfile":   cmdWaitFile,
 		},
 	}
 }
