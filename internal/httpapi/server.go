@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path"
+	"strings"
 	"time"
 
 	"github.com/queuectl/queuectl/internal/admin"
@@ -90,7 +92,30 @@ func (s *Server) Handler(trusted bool) http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, domain.NotFoundf("no route %s %s; see /v1/openapi.json", r.Method, r.URL.Path))
 	})
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The mux would answer a path with . or .. segments or a double
+		// slash with a redirect to its clean form, which a client then
+		// follows as another request (a POST turning into a GET). Every
+		// answer of the API is JSON: such a path is refused instead.
+		if p := r.URL.EscapedPath(); p != cleanPath(p) {
+			writeError(w, domain.Invalidf("path %q has an empty, . or .. segment; names that are . or .. cannot be given in a path", p))
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// cleanPath is the path the mux would redirect to: path.Clean, keeping a
+// trailing slash.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c
 }
 
 func (s *Server) wrap(rt route, trusted bool) http.HandlerFunc {
