@@ -162,6 +162,8 @@ func testActRefused(t *testing.T, b *bundle) {
 		"unknown action":    {Action: "message.delete", Targets: []string{f.ndlv.ID}},
 		"empty action":      {Action: "", Targets: []string{f.ndlv.ID}},
 		"action with slash": {Action: "message/resend", Targets: []string{f.ndlv.ID}},
+		"dot action":        {Action: ".", Targets: []string{f.ndlv.ID}},
+		"dot-dot action":    {Action: "..", Targets: []string{f.ndlv.ID}},
 		"malformed id":      {Action: admin.ActResend, Targets: []string{f.ndlv.ID, "nope"}},
 		"empty id":          {Action: admin.ActFail, Targets: []string{""}},
 		"long queue":        {Action: admin.ActStop, Targets: []string{strings.Repeat("Q", 25)}},
@@ -180,7 +182,7 @@ func testActRefused(t *testing.T, b *bundle) {
 			refused = append(refused, e)
 		}
 	}
-	require.Len(t, refused, 7)
+	require.Len(t, refused, 9)
 
 	// No targets is no change, not an error.
 	res := b.act(t, admin.ActParams{Action: admin.ActResend})

@@ -30,6 +30,10 @@ func testErrorKinds(t *testing.T, b *bundle) {
 			domain.ErrNotFound, "message " + unknownID + " does not exist"},
 		"queue not found": {func() error { _, err := b.svc.Queue(b.ctx, "XBQINOPE"); return err },
 			domain.ErrNotFound, "queue XBQINOPE does not exist"},
+		"queue dot-dot not found": {func() error { _, err := b.svc.Queue(b.ctx, ".."); return err },
+			domain.ErrNotFound, "queue .. does not exist"},
+		"queue with slashes not found": {func() error { _, err := b.svc.Queue(b.ctx, "XBQIA//B/../C"); return err },
+			domain.ErrNotFound, "queue XBQIA//B/../C does not exist"},
 		"queue messages not found": {func() error {
 			return b.svc.QueueMessages(b.ctx, "XBQINOPE", admin.QueueMessagesParams{}, noop)
 		}, domain.ErrNotFound, "queue XBQINOPE does not exist"},

@@ -176,6 +176,16 @@ func testQueueWithSlash(t *testing.T, b *bundle) {
 
 	res := b.act(t, admin.ActParams{Action: admin.ActStop, Targets: []string{"XBQISAP/ORDERS"}})
 	require.Equal(t, []string{"XBQISAP/ORDERS"}, res.ChangedIDs)
+
+	// Empty and trailing path segments are part of the name too.
+	odd := b.sendOne(t, eoio("/A//B/", "3"))
+	require.Equal(t, "XBQI/A//B/", odd.Queue)
+	q, err = b.svc.Queue(b.ctx, odd.Queue)
+	require.NoError(t, err)
+	require.Equal(t, odd.Queue, q.Name)
+	require.Equal(t, []string{odd.ID}, ids(b.queueMessages(t, odd.Queue, admin.QueueMessagesParams{})))
+	res = b.act(t, admin.ActParams{Action: admin.ActStop, Targets: []string{odd.Queue}})
+	require.Equal(t, []string{odd.Queue}, res.ChangedIDs)
 }
 
 func testQueueMessages(t *testing.T, b *bundle) {

@@ -82,6 +82,8 @@ func testTuneInvalid(t *testing.T, b *bundle) {
 		"too big":      {eoOutbound, "", 10000, "value 10000 for EO_OUTBOUND_PARALLEL must be from 1 to 9999"},
 		"negative":     {eoOutbound, "WMS", -1, "value -1 for EO_OUTBOUND_PARALLEL must be from 1 to 9999"},
 		"unset bad":    {"NOPE", "", 0, `parameter "NOPE" is not one of EO_INBOUND_PARALLEL, EO_OUTBOUND_PARALLEL`},
+		"dot-dot":      {"..", "", 2, `parameter ".." is not one of EO_INBOUND_PARALLEL, EO_OUTBOUND_PARALLEL`},
+		"slashes":      {"EO_INBOUND_PARALLEL/../x", "", 0, `parameter "EO_INBOUND_PARALLEL/../x" is not one of EO_INBOUND_PARALLEL, EO_OUTBOUND_PARALLEL`},
 	} {
 		e, err := b.svc.Tune(b.ctx, c.param, c.sub, c.value)
 		require.ErrorIs(t, err, domain.ErrInvalid, name)
@@ -97,7 +99,7 @@ func testTuneInvalid(t *testing.T, b *bundle) {
 		require.False(t, e.Set)
 	}
 	log := b.auditLog(t, admin.AuditFilter{})
-	require.Len(t, log, 9)
+	require.Len(t, log, 11)
 	for _, a := range log {
 		require.Equal(t, domain.AuditError, a.Result)
 		require.Contains(t, []string{"tune.set", "tune.unset"}, a.Action)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/queuectl/queuectl/internal/admin"
@@ -126,7 +127,7 @@ func (c *Client) Queues(ctx context.Context, f admin.QueueFilter, fn func(*domai
 // Queue returns one queue.
 func (c *Client) Queue(ctx context.Context, name string) (*domain.Queue, error) {
 	var q domain.Queue
-	if err := c.do(ctx, http.MethodGet, "/v1/queues/"+url.PathEscape(name), nil, nil, &q); err != nil {
+	if err := c.do(ctx, http.MethodGet, "/v1/queues/"+segment(name), nil, nil, &q); err != nil {
 		return nil, err
 	}
 	return &q, nil
@@ -141,7 +142,7 @@ func (c *Client) QueueMessages(ctx context.Context, name string, p admin.QueueMe
 	if p.AfterSeq > 0 {
 		q.Set("after", strconv.FormatUint(p.AfterSeq, 10))
 	}
-	return pages(ctx, c, "/v1/queues/"+url.PathEscape(name)+"/messages", q, p.Limit, fn)
+	return pages(ctx, c, "/v1/queues/"+segment(name)+"/messages", q, p.Limit, fn)
 }
 
 // Messages lists messages page by page.
@@ -157,7 +158,7 @@ func (c *Client) Message(ctx context.Context, id string) (*domain.Message, error
 		return nil, err
 	}
 	var m domain.Message
-	if err := c.do(ctx, http.MethodGet, "/v1/messages/"+url.PathEscape(id), nil, nil, &m); err != nil {
+	if err := c.do(ctx, http.MethodGet, "/v1/messages/"+segment(id), nil, nil, &m); err != nil {
 		return nil, err
 	}
 	return &m, nil
@@ -168,7 +169,7 @@ func (c *Client) Payload(ctx context.Context, id string) ([]byte, error) {
 	if err := domain.ValidID(id); err != nil {
 		return nil, err
 	}
-	resp, err := c.send(ctx, http.MethodGet, "/v1/messages/"+url.PathEscape(id)+"/payload", nil, nil)
+	resp, err := c.send(ctx, http.MethodGet, "/v1/messages/"+segment(id)+"/payload", nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +184,7 @@ func (c *Client) Act(ctx context.Context, p admin.ActParams) (*admin.BulkResult,
 	if body.Targets == nil {
 		body.Targets = []string{}
 	}
-	err := c.do(ctx, http.MethodPost, "/v1/actions/"+url.PathEscape(string(p.Action)), nil, body, &res)
+	err := c.do(ctx, http.MethodPost, "/v1/actions/"+segment(string(p.Action)), nil, body, &res)
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +201,7 @@ func (c *Client) Tuning(ctx context.Context) ([]admin.TuningEntry, error) {
 // Tune sets (value > 0) or unsets (value 0) a tuning value.
 func (c *Client) Tune(ctx context.Context, param, sub string, value int) (*admin.TuningEntry, error) {
 	var e admin.TuningEntry
-	path := "/v1/tuning/" + url.PathEscape(param)
+	path := "/v1/tuning/" + segment(param)
 	var err error
 	if value == 0 {
 		err = c.do(ctx, http.MethodDelete, path, url.Values{"sub": {sub}}, nil, &e)
@@ -237,4 +238,14 @@ func (c *Client) Purge(ctx context.Context, p admin.PurgeParams) (*admin.PurgeRe
 		return nil, err
 	}
 	return &res, nil
+}
+
+// segment escapes a name as one segment of a path. A name that is . or ..
+// is escaped further, as %2E: as it is, the server would take it for a
+// relative segment and answer with a redirect to another path.
+func segment(name string) string {
+	if name == "." || name == ".." {
+		return strings.Repeat("%2E", len(name))
+	}
+	return url.PathEscape(name)
 }
