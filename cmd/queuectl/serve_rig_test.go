@@ -1,0 +1,276 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuectl/queuectl/internal/domain"
+)
+
+// The serve tests run the real `queuectl serve` in a process of its own, so
+// that a SIGKILL ends the engine the way a crash would. They run the test
+// binary itself: TestMain (testscript.Main) has put a copy of it named
+// queuectl first on PATH, and that copy runs cli.Main. So no go toolchain
+// is needed at test time, serve runs under the race detector whenever the
+// tests do, and a stale build cannot be tested by mistake.
+
+// waitLimit bounds every wait on serve or its receiver: a test fails when
+// nothing it waits for has happened for this long.
+const waitLimit = 30 * time.Second
+
+// receiverScript is the exec receiver of the serve tests. It reports each
+// delivery on the events FIFO ($1) when it starts and when it ends. Given a
+// directory ($2) instead of "-", it blocks in between until the test writes
+// a verdict to a FIFO of its own there: the test decides when a delivery
+// ends, so it can keep deliveries in flight while serve dies or stops. A
+// POISON payload then kills serve, the script's parent, as a receiver that
+// crashes its caller would. The script starts as few processes as it can:
+// process starts are most of a delivery's cost.
+const receiverScript = `#!/bin/sh
+IFS= read -r payload
+what="$QUEUECTL_MESSAGE_ID $QUEUECTL_RECEIVER $QUEUECTL_ATTEMPT $PPID ${QUEUECTL_APP_QUEUE:--} $payload"
+ctl=-
+if [ "$2" != - ]; then
+	ctl=$2/$QUEUECTL_MESSAGE_ID.$QUEUECTL_ATTEMPT.$$
+	mkfifo "$ctl" || exit 75
+	exec 3<>"$ctl"
+fi
+echo "start $ctl $what" >"$1"
+if [ "$ctl" != - ]; then
+	read -r _ <&3
+	rm -f "$ctl"
+fi
+if [ "$payload" = POISON ]; then
+	kill -9 "$PPID"
+	exit 0
+fi
+echo "done $ctl $what" >"$1"
+`
+
+// rigOptions are the engine settings of a rig's configuration.
+type rigOptions struct {
+	// hold makes each delivery wait for the test's release; without it,
+	// deliveries end as soon as they have been reported.
+	hold            bool
+	workers         int
+	crashes         int // engine.blacklisting.crashes
+	shutdownTimeout time.Duration
+}
+
+// rig is one store and configuration, shared by the serve processes a test
+// starts one after another, and the receiver they deliver to.
+type rig struct {
+	t        *testing.T
+	bin      string
+	db       string
+	config   string
+	env      []string
+	reports  chan string       // lines of the events FIFO
+	payloads map[string]string // payload by inbound message id
+	ledger   ledger
+}
+
+// newRig writes the receiver script and a configuration in which WMS and
+// ARCHIVE run it, and messages from ERP that name no receiver are routed to
+// both. It starts reading the events FIFO.
+func newRig(t *testing.T, o rigOptions) *rig {
+	bin, err := exec.LookPath("queuectl")
+	require.NoError(t, err, "TestMain puts queuectl on PATH")
+	dir := t.TempDir()
+	r := &rig{
+		t: t, bin: bin,
+		db:     filepath.Join(dir, "queuectl.db"),
+		config: filepath.Join(dir, "config.yaml"),
+		env: append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, ".config"),
+			"XDG_DATA_HOME="+filepath.Join(dir, ".data"), "NO_COLOR=1",
+			// Under the race detector a process waits a second before it
+			// exits, to catch late reports; queuectl's processes need not.
+			"GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0")),
+		reports:  make(chan string, 256),
+		payloads: map[string]string{},
+		ledger:   ledger{times: map[string]int{}, ids: map[string]bool{}},
+	}
+	script := filepath.Join(dir, "receiver.sh")
+	events := filepath.Join(dir, "events")
+	require.NoError(t, os.WriteFile(script, []byte(receiverScript), 0o755))
+	require.NoError(t, syscall.Mkfifo(events, 0o600))
+	ctl := "-"
+	if o.hold {
+		ctl = filepath.Join(dir, "ctl")
+		require.NoError(t, os.Mkdir(ctl, 0o755))
+	}
+	command := fmt.Sprintf("[/bin/sh, %q, %q, %q]", script, events, ctl)
+	config := fmt.Sprintf(`engine:
+  workers: %d
+  shutdown_timeout: %s
+  blacklisting: {enabled: true, crashes: %d}
+receivers:
+  WMS: {type: exec, command: %s, timeout: 5m}
+  ARCHIVE: {type: exec, command: %s, timeout: 5m}
+routes:
+  - {sender: ERP, receivers: [WMS, ARCHIVE]}
+`, o.workers, o.shutdownTimeout, o.crashes, command, command)
+	require.NoError(t, os.WriteFile(r.config, []byte(config), 0o644))
+
+	// Opened read-write, the FIFO opens without waiting for a writer, and
+	// reads never see an end of file while receivers come and go.
+	f, err := os.OpenFile(events, os.O_RDWR, 0)
+	require.NoError(t, err)
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			select {
+			case r.reports <- sc.Text():
+			case <-stop:
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		close(stop)
+		f.Close()
+		<-stopped
+	})
+	return r
+}
+
+// queuectl runs a queuectl command against the rig's store and returns its
+// stdout; it fails the test unless the command succeeds.
+func (r *rig) queuectl(stdin string, args ...string) []byte {
+	r.t.Helper()
+	cmd := exec.Command(r.bin, append([]string{"--db", r.db, "--config", r.config}, args...)...)
+	cmd.Env = r.env
+	cmd.Stdin = strings.NewReader(stdin)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(r.t, err, "queuectl %s\n%s", strings.Join(args, " "), stderr.String())
+	return out
+}
+
+// sendLine is one line of `send --jsonl`.
+type sendLine struct {
+	QoS      string `json:"qos"`
+	Sender   string `json:"sender"`
+	Receiver string `json:"receiver,omitempty"`
+	AppQueue string `json:"app_queue,omitempty"`
+	Payload  string `json:"payload"`
+}
+
+// send stores the messages with `send --jsonl` and remembers their payloads.
+func (r *rig) send(msgs []sendLine) {
+	r.t.Helper()
+	var in strings.Builder
+	for _, m := range msgs {
+		b, err := json.Marshal(m)
+		require.NoError(r.t, err)
+		in.Write(append(b, '\n'))
+	}
+	ids := strings.Fields(string(r.queuectl(in.String(), "send", "--jsonl")))
+	require.Len(r.t, ids, len(msgs))
+	for i, id := range ids {
+		r.payloads[id] = msgs[i].Payload
+	}
+}
+
+// messages lists every message of the store; serve must not be running.
+func (r *rig) messages() []domain.Message {
+	r.t.Helper()
+	var ms []domain.Message
+	require.NoError(r.t, json.Unmarshal(r.queuectl("", "message", "list", "--limit", "0", "-o", "json"), &ms))
+	return ms
+}
+
+// queues lists the queues of the store; serve must not be running.
+func (r *rig) queues() []domain.Queue {
+	r.t.Helper()
+	var qs []domain.Queue
+	require.NoError(r.t, json.Unmarshal(r.queuectl("", "queue", "list", "-o", "json"), &qs))
+	return qs
+}
+
+// key names an outbound message by its receiver and payload, which the
+// tests keep unique; a redelivery has the same key.
+func key(receiver, payload string) string { return receiver + "/" + payload }
+
+// keyOf is the key of a stored outbound message.
+func (r *rig) keyOf(m domain.Message) string {
+	p, ok := r.payloads[m.ParentID]
+	require.True(r.t, ok, "outbound message %s comes from %q, which no test sent", m.ID, m.ParentID)
+	return key(m.Receiver, p)
+}
+
+// delivery is one report of the receiver script.
+type delivery struct {
+	done     bool   // false: started and waiting for its verdict
+	ctl      string // the FIFO the script waits on for its verdict
+	id       string // the outbound message
+	receiver string
+	attempt  int
+	serve    int // pid of the serve process that ran the script
+	appQueue string
+	payload  string
+}
+
+func (d delivery) key() string { return key(d.receiver, d.payload) }
+
+func parseDelivery(line string) (delivery, error) {
+	f := strings.Fields(line)
+	if len(f) != 8 || (f[0] != "start" && f[0] != "done") {
+		return delivery{}, fmt.Errorf("receiver report %q has not the form: start|done CTL ID RECEIVER ATTEMPT PPID APPQUEUE PAYLOAD", line)
+	}
+	attempt, err1 := strconv.Atoi(f[4])
+	serve, err2 := strconv.Atoi(f[5])
+	if err := errors.Join(err1, err2); err != nil {
+		return delivery{}, fmt.Errorf("receiver report %q: %v", line, err)
+	}
+	return delivery{done: f[0] == "done", ctl: f[1], id: f[2], receiver: f[3], attempt: attempt,
+		serve: serve, appQueue: f[6], payload: f[7]}, nil
+}
+
+// release lets a started delivery go on. A script whose serve process group
+// was killed has no reader on its FIFO any more, and nothing to let go;
+// without hold, nothing waits for a release.
+func (r *rig) release(d delivery) {
+	r.t.Helper()
+	if d.ctl == "-" {
+		return
+	}
+	f, err := os.OpenFile(d.ctl, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ENXIO) {
+		return
+	}
+	require.NoError(r.t, err)
+	_, err = f.WriteString("go\n")
+	require.NoError(r.t, errors.Join(err, f.Close()))
+}
+
+// ledger is what the receiver reported delivered over a whole test.
+type ledger struct {
+	times map[string]int  // by key: how many deliveries ended well
+	ids   map[string]bool // the outbound messages delivered
+	order []delivery      // the deliveries in the order they ended
+}
+
+func (l *ledger) add(d delivery) {
+	l.times[d.key()]++
+	l.ids[d.id] = true
+	l.order = append(l.order, d)
+}
