@@ -5,6 +5,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"syscall"
@@ -155,6 +156,106 @@ func TestServePoisonMessageIsBlacklisted(t *testing.T) {
 	require.True(t, blocked, "queue %s is not listed", poisoned.Queue)
 	// The operator's view: the poison, and nothing else, is on the blacklist.
 	require.Equal(t, poisoned.ID+"\n", string(r.queuectl("", "blacklist", "list", "-o", "ids")))
+}
+
+// TestServeSurvivesRandomKills kills serve with SIGKILL, together with the
+// receivers it runs, after a random number of deliveries, five times, then
+// lets a last serve finish: every message reaches the receiver at least
+// once and ends DLVD, EOIO order holds, and with a high crash threshold
+// nothing is blacklisted.
+func TestServeSurvivesRandomKills(t *testing.T) {
+	t.Parallel()
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("kill points drawn from seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, seed))
+	r := newRig(t, rigOptions{workers: 8, crashes: 100, shutdownTimeout: 10 * time.Second})
+	appQueues := []string{"DE", "FR", "IT", "ES", "NL"}
+	var msgs []sendLine
+	for i := range 200 {
+		m := sendLine{QoS: "EO", Sender: "ERP", Payload: fmt.Sprintf("m%03d", i)}
+		if i%3 != 0 {
+			m.QoS, m.AppQueue = "EOIO", appQueues[i%len(appQueues)]
+		}
+		msgs = append(msgs, m) // no receiver: routed to WMS and ARCHIVE
+	}
+	r.send(msgs)
+	expected := map[string]bool{}
+	for _, m := range msgs {
+		expected[key("WMS", m.Payload)] = true
+		expected[key("ARCHIVE", m.Payload)] = true
+	}
+
+	const kills = 5
+	var gens []*generation
+	for killed, stopped := 0, false; !stopped; {
+		g := r.start(expected)
+		gens = append(gens, g)
+		killAt := 0 // the delivery of this serve after which it is killed
+		if killed < kills {
+			killAt = 1 + rng.IntN(max(1, len(g.todo)/4))
+		}
+		delivered := 0
+		for {
+			h := g.next()
+			require.False(t, h.exited, "serve exited by itself: %s; stderr:\n%s", g.status(), g.log)
+			if d := h.report; d != nil && d.done && d.serve == g.pid {
+				if delivered++; delivered == killAt {
+					t.Logf("serve %d: killed after %d deliveries, %d of %d to do delivered", len(gens), delivered, len(g.done), len(g.todo))
+					g.kill()
+					killed++
+					break
+				}
+			}
+			if g.finished() {
+				g.stop()
+				stopped = true
+				break
+			}
+		}
+	}
+	require.Len(t, gens, kills+1)
+
+	crashed := 0
+	outbound := map[string]bool{}
+	for _, m := range r.messages() {
+		require.Equal(t, domain.StatusDLVD, m.Status, "message %s (%s): %s", m.ID, m.Stage, m.Error)
+		require.False(t, m.Blacklisted, "message %s", m.ID)
+		require.LessOrEqual(t, m.Crashes, kills, "message %s", m.ID)
+		crashed += m.Crashes
+		if m.Stage == domain.Outbound {
+			k := r.keyOf(m)
+			require.False(t, outbound[k], "%s was routed twice", k)
+			outbound[k] = true
+			require.True(t, r.ledger.ids[m.ID], "%s (%s) is DLVD, but the receiver never finished it", m.ID, k)
+		}
+	}
+	require.Len(t, outbound, len(expected))
+	require.Positive(t, crashed, "no kill caught a delivery in flight")
+	for k := range expected {
+		require.Positive(t, r.ledger.times[k], "the receiver never got %s", k)
+	}
+
+	// EOIO: per receiver and app queue, each message reached the receiver
+	// for the first time only after the one sent before it.
+	position := map[string]int{}
+	count := map[string]int{}
+	for _, m := range msgs {
+		if m.AppQueue != "" {
+			position[m.Payload] = count[m.AppQueue]
+			count[m.AppQueue]++
+		}
+	}
+	seen := map[string]bool{}
+	next := map[string]int{}
+	for _, d := range r.ledger.order {
+		if d.appQueue == "-" || seen[d.key()] {
+			continue
+		}
+		seen[d.key()] = true
+		q := d.receiver + "/" + d.appQueue
+		require.Equal(t, next[q], position[d.payload], "%s reached %s out of order", d.payload, q)
+		next[q]++
+	}
 }
 
 // TestServeStopHandsBackSlowDelivery stops serve with SIGTERM while a

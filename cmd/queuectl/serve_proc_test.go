@@ -168,6 +168,15 @@ func (g *generation) killGroup() {
 	}
 }
 
+// kill crashes the generation: SIGKILL for serve and its receivers at once,
+// like a machine that loses power. It waits for serve to be gone.
+func (g *generation) kill() {
+	g.r.t.Helper()
+	g.killGroup()
+	g.waitExit(false)
+	g.requireKilled()
+}
+
 // stop sends SIGTERM and expects a clean stop: exit 0. Deliveries that
 // start meanwhile are let go; those in flight are left to the test's
 // verdict, as when they were started.
