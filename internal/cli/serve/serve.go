@@ -7,9 +7,12 @@ import (
 	"crypto/tls"
 	"errors"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
+	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,6 +22,7 @@ import (
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/engine"
 	"github.com/queuectl/queuectl/internal/httpapi"
+	"github.com/queuectl/queuectl/internal/metrics"
 	"github.com/queuectl/queuectl/internal/store/bolt"
 )
 
@@ -86,6 +90,10 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 	if err := checkListen(listen, cert, key, len(c.Server.Tokens) > 0, opts.Insecure); err != nil {
 		return err
 	}
+	tlsConf, err := loadTLS(cert, key)
+	if err != nil {
+		return err
+	}
 	path, err := cmdutil.StorePath(c)
 	if err != nil {
 		return err
@@ -96,22 +104,42 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 	}
 	defer st.Close()
 	log := slog.New(h).With("store", path)
-	eng, err := engine.New(engine.Options{Store: st, Config: c, Logger: log})
+	// running is set once crash recovery is done and the engine delivers;
+	// /readyz and queuectl_node_up report it.
+	var running atomic.Bool
+	var col *metrics.Collector // set before the engine runs, so before any event
+	eng, err := engine.New(engine.Options{Store: st, Config: c, Logger: log, OnEvent: func(ev engine.Event) {
+		if ev.Kind == engine.EventRecovered {
+			running.Store(true)
+		}
+		col.Observe(ev)
+	}})
 	if err != nil {
 		return err
 	}
 	role, _ := domain.ParseRole(c.Engine.Role)
 	svc := local.New(st, local.Options{Role: role, MaxPayload: int64(c.Engine.MaxPayload), Actor: "server", Notify: eng.Notify})
+	col = metrics.New(metrics.Options{
+		Source: svc, Node: eng.NodeID(), Running: running.Load, Receivers: slices.Sorted(maps.Keys(c.Receivers)), Logger: log,
+	})
 	api := httpapi.New(httpapi.Options{
 		Service: svc, Auditor: svc, Tokens: c.Server.Tokens, MaxPayload: int64(c.Engine.MaxPayload), Logger: log,
-		Ready: func(ctx context.Context) error { _, err := svc.Tuning(ctx); return err },
+		Ready: func(ctx context.Context) error {
+			if !running.Load() {
+				return errors.New("the engine is not delivering (crash recovery at start, or stopping)")
+			}
+			_, err := svc.Tuning(ctx)
+			return err
+		},
+		Metrics: col.Handler(),
 	})
 
-	servers, err := startAPI(api, path+".sock", listen, cert, key, log)
+	servers, err := startAPI(api, path+".sock", listen, tlsConf, log)
 	if err != nil {
 		return err
 	}
 	err = eng.Run(ctx)
+	running.Store(false)
 	stopAPI(servers, c.Engine.ShutdownTimeout)
 	os.Remove(path + ".sock")
 	return err
@@ -139,42 +167,56 @@ func checkListen(addr, cert, key string, tokens, insecure bool) error {
 		"create a token with 'queuectl token create NAME --role ROLE', or pass --insecure to accept the risk")
 }
 
+// loadTLS reads the certificate and key for --listen, if given, before
+// anything is opened: a wrong file is a usage error, exit 2.
+func loadTLS(cert, key string) (*tls.Config, error) {
+	if cert == "" {
+		return nil, nil
+	}
+	pair, err := tls.LoadX509KeyPair(cert, key)
+	if err != nil {
+		return nil, domain.Invalidf("TLS certificate %s / key %s: %v", cert, key, err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, nil
+}
+
 // startAPI serves the API on the unix socket (trusted: its file mode is the
-// protection) and, if asked, on TCP (tokens decide).
-func startAPI(api *httpapi.Server, sock, listen, cert, key string, log *slog.Logger) ([]*http.Server, error) {
+// protection) and, if asked, on TCP (tokens decide). Both listen before
+// either serves, so a TCP address in use leaves no socket behind.
+func startAPI(api *httpapi.Server, sock, listen string, tlsConf *tls.Config, log *slog.Logger) ([]*http.Server, error) {
+	var tl net.Listener
+	if listen != "" {
+		var err error
+		if tl, err = net.Listen("tcp", listen); err != nil {
+			return nil, domain.Errorf(domain.ErrUnavailable, "listen on %s: %v", listen, err)
+		}
+		if tlsConf != nil {
+			tl = tls.NewListener(tl, tlsConf)
+		}
+	}
 	// The store is ours (bbolt's lock), so a socket file left behind by a
 	// killed server is stale.
 	os.Remove(sock)
 	ul, err := net.Listen("unix", sock)
-	if err != nil {
-		return nil, domain.Errorf(domain.ErrUnavailable, "serve the socket %s: %v", sock, err)
+	if err == nil {
+		if err = os.Chmod(sock, 0o600); err != nil {
+			ul.Close()
+		}
 	}
-	if err := os.Chmod(sock, 0o600); err != nil {
-		ul.Close()
-		return nil, err
+	if err != nil {
+		if tl != nil {
+			tl.Close()
+		}
+		return nil, domain.Errorf(domain.ErrUnavailable, "serve the socket %s: %v", sock, err)
 	}
 	servers := []*http.Server{newHTTPServer(api.Handler(true))}
 	go serveOn(servers[0], ul, log)
 	log.Info("api listening", "socket", sock)
-	if listen != "" {
-		tl, err := net.Listen("tcp", listen)
-		if err != nil {
-			servers[0].Close()
-			return nil, domain.Errorf(domain.ErrUnavailable, "listen on %s: %v", listen, err)
-		}
-		if cert != "" {
-			pair, err := tls.LoadX509KeyPair(cert, key)
-			if err != nil {
-				servers[0].Close()
-				tl.Close()
-				return nil, domain.Invalidf("TLS certificate %s / key %s: %v", cert, key, err)
-			}
-			tl = tls.NewListener(tl, &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12})
-		}
+	if tl != nil {
 		srv := newHTTPServer(api.Handler(false))
 		servers = append(servers, srv)
 		go serveOn(srv, tl, log)
-		log.Info("api listening", "address", tl.Addr().String(), "tls", cert != "")
+		log.Info("api listening", "address", tl.Addr().String(), "tls", tlsConf != nil)
 	}
 	return servers, nil
 }

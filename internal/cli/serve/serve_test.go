@@ -116,7 +116,9 @@ func setupTLS(t *testing.T) *tlsBundle {
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
 	sock := filepath.Join(sockDir, "q.db.sock")
-	servers, err := startAPI(api, sock, "127.0.0.1:0", certFile, keyFile, log)
+	tlsConf, err := loadTLS(certFile, keyFile)
+	require.NoError(t, err)
+	servers, err := startAPI(api, sock, "127.0.0.1:0", tlsConf, log)
 	require.NoError(t, err)
 	t.Cleanup(func() { stopAPI(servers, time.Second) })
 	require.Len(t, servers, 2)
@@ -258,18 +260,37 @@ func TestTLSRefusesPlainAndUntrusted(t *testing.T) {
 	require.ErrorIs(t, err, domain.ErrUnavailable)
 }
 
-func TestStartAPIRefusesABadCertificate(t *testing.T) {
+func TestLoadTLSRefusesABadCertificate(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "bad.crt"), []byte("not a certificate"), 0o600))
+	_, err := loadTLS(filepath.Join(dir, "bad.crt"), filepath.Join(dir, "bad.crt"))
+	require.ErrorIs(t, err, domain.ErrInvalid)
+	require.ErrorContains(t, err, "TLS certificate")
+	_, err = loadTLS(filepath.Join(dir, "missing.crt"), filepath.Join(dir, "missing.key"))
+	require.ErrorIs(t, err, domain.ErrInvalid)
+
+	conf, err := loadTLS("", "")
+	require.NoError(t, err)
+	require.Nil(t, conf, "no certificate, plain TCP")
+}
+
+// A TCP address in use is found before the socket is made: no socket is
+// left behind to make commands think a server runs.
+func TestStartAPIAddressInUseLeavesNoSocket(t *testing.T) {
+	t.Parallel()
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { busy.Close() })
 	sockDir, err := os.MkdirTemp("", "qs")
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
-	api := httpapi.New(httpapi.Options{})
-	_, err = startAPI(api, filepath.Join(sockDir, "q.db.sock"), "127.0.0.1:0",
-		filepath.Join(dir, "bad.crt"), filepath.Join(dir, "bad.crt"), slog.New(slog.DiscardHandler))
-	require.ErrorIs(t, err, domain.ErrInvalid)
-	require.ErrorContains(t, err, "TLS certificate")
+	sock := filepath.Join(sockDir, "q.db.sock")
+
+	_, err = startAPI(httpapi.New(httpapi.Options{}), sock, busy.Addr().String(), nil, slog.New(slog.DiscardHandler))
+	require.ErrorIs(t, err, domain.ErrUnavailable)
+	require.ErrorContains(t, err, "listen on "+busy.Addr().String())
+	require.NoFileExists(t, sock)
 }
 
 // syncBuffer is a bytes.Buffer safe for the server's goroutines to log to.
