@@ -73,6 +73,7 @@ func Run(t *testing.T, newService func(t *testing.T) admin.Service) {
 		{"AuditPaging", testAuditPaging},
 		{"Purge", testPurge},
 		{"ErrorKinds", testErrorKinds},
+		{"Canceled", testCanceled},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
