@@ -6,6 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -330,4 +333,79 @@ func TestServerKeepsOnlyTokenHashes(t *testing.T) {
 	require.Equal(t, "upper", c.name)
 	r.Header.Set("Authorization", "Bearer s")
 	require.Nil(t, ts.lookup(r))
+}
+
+// TestTokenLookupIsConstantTime reads auth.go: the presented token's hash
+// is compared with every configured hash by subtle.ConstantTimeCompare,
+// and the loop neither leaves early nor compares in any other way, so the
+// time a lookup takes tells nothing about which hash came close.
+func TestTokenLookupIsConstantTime(t *testing.T) {
+	t.Parallel()
+	fset := token.NewFileSet()
+	file, err := parser.ParseFile(fset, "auth.go", nil, 0)
+	require.NoError(t, err)
+	var lookup *ast.FuncDecl
+	for _, d := range file.Decls {
+		if fn, ok := d.(*ast.FuncDecl); ok && fn.Name.Name == "lookup" {
+			lookup = fn
+		}
+	}
+	require.NotNil(t, lookup, "auth.go has the lookup method")
+
+	var loops, constantTime int
+	ast.Inspect(lookup.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.RangeStmt:
+			loops++
+			ast.Inspect(n.Body, func(m ast.Node) bool {
+				switch m := m.(type) {
+				case *ast.ReturnStmt:
+					t.Errorf("%s: the comparison loop returns early", fset.Position(m.Pos()))
+				case *ast.BranchStmt:
+					t.Errorf("%s: the comparison loop has a %s", fset.Position(m.Pos()), m.Tok)
+				case *ast.BinaryExpr:
+					if m.Op.String() == "==" || m.Op.String() == "!=" {
+						// Only the result of ConstantTimeCompare and the found flag may be compared.
+						call, isCall := m.X.(*ast.CallExpr)
+						ident, isIdent := m.X.(*ast.Ident)
+						ok := (isCall && selector(call.Fun) == "subtle.ConstantTimeCompare") || (isIdent && ident.Name == "found")
+						require.True(t, ok, "%s: a comparison other than ConstantTimeCompare", fset.Position(m.Pos()))
+					}
+				}
+				return true
+			})
+		case *ast.CallExpr:
+			switch selector(n.Fun) {
+			case "subtle.ConstantTimeCompare":
+				constantTime++
+			case "bytes.Equal", "bytes.Compare", "strings.EqualFold", "hmac.Equal":
+				if selector(n.Fun) != "strings.EqualFold" || !isSchemeCheck(n) {
+					t.Errorf("%s: %s compares tokens", fset.Position(n.Pos()), selector(n.Fun))
+				}
+			}
+		}
+		return true
+	})
+	require.Equal(t, 1, loops, "one loop over the configured hashes")
+	require.Equal(t, 1, constantTime, "the hashes are compared by subtle.ConstantTimeCompare")
+}
+
+func selector(e ast.Expr) string {
+	if s, ok := e.(*ast.SelectorExpr); ok {
+		if x, ok := s.X.(*ast.Ident); ok {
+			return x.Name + "." + s.Sel.Name
+		}
+	}
+	return ""
+}
+
+// isSchemeCheck reports whether a strings.EqualFold call compares the
+// Authorization scheme with "Bearer", which is no secret.
+func isSchemeCheck(call *ast.CallExpr) bool {
+	for _, a := range call.Args {
+		if lit, ok := a.(*ast.BasicLit); ok && lit.Value == `"Bearer"` {
+			return true
+		}
+	}
+	return false
 }
