@@ -1,0 +1,278 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/textinput"
+
+	"github.com/queuectl/queuectl/internal/admin"
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/tui/components"
+)
+
+// pendingAction is an action a dialog asks to confirm.
+type pendingAction struct {
+	dialog components.Dialog
+	// run performs the action and returns the status line's summary.
+	run func(ctx context.Context, svc admin.Service) (string, error)
+	// tune is the tuning value an edit dialog changes.
+	tune *admin.TuningEntry
+}
+
+// target is a message an action is about to change.
+type target struct {
+	id     string
+	queue  string
+	status domain.Status
+	black  bool
+	behind int64
+}
+
+// verb describes a message action: its words and the status it leads to.
+type verb struct {
+	action admin.Action
+	word   string // "Fail"
+	past   string // "failed"
+	to     domain.Status
+}
+
+var (
+	verbResend  = verb{admin.ActResend, "Resend", "resent", domain.StatusTBDL}
+	verbFail    = verb{admin.ActFail, "Fail", "failed", domain.StatusFAIL}
+	verbRelease = verb{admin.ActRelease, "Release", "released", domain.StatusTBDL}
+	verbBLFail  = verb{admin.ActBlacklistFail, "Fail", "failed", domain.StatusFAIL}
+)
+
+// targets turns selected rows into the messages they stand for: a queue row
+// stands for its head.
+func targets(items []item) []target {
+	var out []target
+	for _, it := range items {
+		switch {
+		case it.msg != nil:
+			out = append(out, target{id: it.msg.ID, queue: it.msg.Queue, status: it.msg.Status, black: it.msg.Blacklisted})
+		case it.queue != nil && it.queue.Head != nil:
+			h := it.queue.Head
+			out = append(out, target{id: h.ID, queue: it.queue.Name, status: h.Status, black: h.Blacklisted,
+				behind: max(it.queue.Depth-1, 0)})
+		}
+	}
+	return out
+}
+
+// applies reports whether v can change a message in status st.
+func (v verb) applies(t target) bool {
+	if v.action == admin.ActRelease || v.action == admin.ActBlacklistFail {
+		return t.black && t.status == domain.StatusNDLV
+	}
+	return domain.Allowed(t.status, v.to, domain.ByOperator)
+}
+
+// messageAction builds the dialog of r or f over ts: what changes, from
+// which status to which, in which queues, and what is skipped.
+func messageAction(v verb, ts []target) *pendingAction {
+	var ids, skipped []string
+	from := map[domain.Status]int{}
+	var queues []string
+	var behind int64
+	for _, t := range ts {
+		if !v.applies(t) {
+			skipped = append(skipped, fmt.Sprintf("%s (%s)", short(t.id), t.status))
+			continue
+		}
+		ids = append(ids, t.id)
+		from[t.status]++
+		behind += t.behind
+		if !slices.Contains(queues, t.queue) {
+			queues = append(queues, t.queue)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	var froms []string
+	for _, st := range domain.Statuses {
+		if n := from[st]; n > 0 {
+			if len(from) == 1 {
+				froms = append(froms, string(st))
+			} else {
+				froms = append(froms, fmt.Sprintf("%d %s", n, st))
+			}
+		}
+	}
+	where := queues[0]
+	if len(queues) > 1 {
+		where = fmt.Sprintf("%d queues", len(queues))
+	}
+	title := fmt.Sprintf("%s %s (%s) in %s: %s → %s?", v.word, count(len(ids), "message"), idList(ids), where,
+		strings.Join(froms, ", "), v.to)
+	var lines []string
+	if behind > 0 {
+		what := "the queue goes"
+		if len(queues) > 1 {
+			what = "the queues go"
+		}
+		lines = append(lines, fmt.Sprintf("Then %s on: %s wait behind.", what, count(int(behind), "message")))
+	}
+	if v.action == admin.ActRelease {
+		lines = append(lines, "Crashes are reset to 0.")
+	}
+	if len(skipped) > 0 {
+		lines = append(lines, fmt.Sprintf("Skipped, the action does not apply: %s.", strings.Join(skipped, ", ")))
+	}
+	return &pendingAction{
+		dialog: components.Dialog{Title: title, Lines: lines},
+		run: func(ctx context.Context, svc admin.Service) (string, error) {
+			res, err := svc.Act(ctx, admin.ActParams{Action: v.action, Targets: ids, Reason: "queuectl tui"})
+			if err != nil {
+				return "", err
+			}
+			return bulkSummary(v.past, "message", res), nil
+		},
+	}
+}
+
+// queueAction builds the dialog of s: stop the selected queues, or start
+// them when all are stopped.
+func queueAction(items []item) *pendingAction {
+	var names []string
+	allStopped := true
+	for _, it := range items {
+		if it.queue != nil {
+			names = append(names, it.queue.Name)
+			allStopped = allStopped && it.queue.Stopped
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	action, word, past, what := admin.ActStop, "Stop", "stopped", "Delivery stops; they keep accepting messages."
+	if allStopped {
+		action, word, past, what = admin.ActStart, "Start", "started", "Delivery resumes."
+	}
+	list := strings.Join(names, ", ")
+	if len(names) > 3 {
+		list = strings.Join(names[:3], ", ") + ", …"
+	}
+	return &pendingAction{
+		dialog: components.Dialog{Title: fmt.Sprintf("%s %s (%s)?", word, count(len(names), "queue"), list),
+			Lines: []string{what}},
+		run: func(ctx context.Context, svc admin.Service) (string, error) {
+			res, err := svc.Act(ctx, admin.ActParams{Action: action, Targets: names})
+			if err != nil {
+				return "", err
+			}
+			return bulkSummary(past, "queue", res), nil
+		},
+	}
+}
+
+// tuneAction builds the dialog of e: a new value for one tuning entry.
+func tuneAction(e *admin.TuningEntry) *pendingAction {
+	in := textinput.New()
+	in.Prompt = "new value (1–9999, 0 unsets): "
+	in.CharLimit = 4
+	in.SetValue(strconv.Itoa(e.Value))
+	in.CursorEnd()
+	in.Focus()
+	p := &pendingAction{
+		tune: e,
+		dialog: components.Dialog{Title: fmt.Sprintf("Set %s%s (now %d)", e.Param, subLabel(e.Sub), e.Value),
+			Lines: []string{"", "Applies to messages enqueued after the change; existing queues drain as they are."},
+			Input: &in},
+	}
+	p.showTuneChange()
+	return p
+}
+
+// showTuneChange states the change the typed value makes.
+func (p *pendingAction) showTuneChange() {
+	if p.tune == nil {
+		return
+	}
+	e := p.tune
+	v, err := strconv.Atoi(strings.TrimSpace(p.dialog.Input.Value()))
+	switch {
+	case err != nil || v < 0 || v > 9999:
+		p.dialog.Lines[0] = "Type a value from 1 to 9999, or 0 to unset."
+	case v == 0:
+		p.dialog.Lines[0] = fmt.Sprintf("Change: %s%s %d → unset (the default applies).", e.Param, subLabel(e.Sub), e.Value)
+	default:
+		p.dialog.Lines[0] = fmt.Sprintf("Change: %s%s %d → %d.", e.Param, subLabel(e.Sub), e.Value, v)
+	}
+}
+
+// confirmTune turns the typed value into the action, or says what is wrong.
+func (p *pendingAction) confirmTune() error {
+	v, err := strconv.Atoi(strings.TrimSpace(p.dialog.Input.Value()))
+	if err != nil || v < 0 || v > 9999 {
+		return fmt.Errorf("%q is not a value from 0 to 9999", p.dialog.Input.Value())
+	}
+	e := p.tune
+	p.run = func(ctx context.Context, svc admin.Service) (string, error) {
+		got, err := svc.Tune(ctx, e.Param, e.Sub, v)
+		if err != nil {
+			return "", err
+		}
+		if v == 0 {
+			return fmt.Sprintf("%s%s unset: back to %d", e.Param, subLabel(e.Sub), got.Value), nil
+		}
+		return fmt.Sprintf("%s%s: %d → %d", e.Param, subLabel(e.Sub), e.Value, got.Value), nil
+	}
+	return nil
+}
+
+func subLabel(sub string) string {
+	if sub == "" {
+		return ""
+	}
+	return " [" + sub + "]"
+}
+
+func bulkSummary(past, noun string, r *admin.BulkResult) string {
+	s := fmt.Sprintf("%s %s", past, count(r.Changed, noun))
+	if noun == "message" && r.Changed > 0 {
+		s += " (" + idList(r.ChangedIDs) + ")"
+	}
+	if len(r.Skipped) > 0 {
+		k := r.Skipped[0]
+		s += fmt.Sprintf("; %d skipped (%s: %s %s)", len(r.Skipped), short(k.ID), k.Status, k.Reason)
+	}
+	if len(r.NotFound) > 0 {
+		s += fmt.Sprintf("; %d not found", len(r.NotFound))
+	}
+	return s
+}
+
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// short abbreviates a message id for dialogs: its first 8 characters, which
+// a UUIDv7 shares with every id made in the same minute, and its last 4,
+// which tell them apart.
+func short(id string) string {
+	if len(id) <= 13 {
+		return id
+	}
+	return id[:8] + "…" + id[len(id)-4:]
+}
+
+func idList(ids []string) string {
+	out := make([]string, 0, 3)
+	for i, id := range ids {
+		if i == 3 {
+			out = append(out, "…")
+			break
+		}
+		out = append(out, short(id))
+	}
+	return strings.Join(out, ", ")
+}
