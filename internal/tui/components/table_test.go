@@ -1,0 +1,42 @@
+package components
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/stretchr/testify/require"
+)
+
+func TestTableLeavesOutDroppableColumns(t *testing.T) {
+	t.Parallel()
+	tb := Table{
+		Columns: []Column{{Title: "QUEUE", Width: 24}, {Title: "STAGE", Width: 8, Drop: 2},
+			{Title: "OLDEST", Width: 6, Drop: 3}, {Title: "ERROR", Width: 20}},
+		Rows:    [][]string{{"XBQIORDERS_DE", "inbound", "3m", "422 Unprocessable Entity"}, {"XBTI0000", "inbound", "-", "-"}},
+		Cursor:  1,
+		Marked:  []bool{true, false},
+		SortCol: -1,
+	}
+	wide := tb.View(100, 10, TableStyles{})
+	require.Contains(t, wide, "STAGE")
+	require.Contains(t, wide, "OLDEST")
+	require.Contains(t, wide, " *XBQIORDERS_DE")
+	require.Contains(t, wide, "> XBTI0000")
+
+	narrow := tb.View(50, 10, TableStyles{})
+	require.NotContains(t, narrow, "OLDEST", "the highest Drop goes first")
+	require.NotContains(t, narrow, "STAGE")
+	for _, l := range strings.Split(narrow, "\n") {
+		require.LessOrEqual(t, len([]rune(l)), 50, l)
+	}
+	require.Len(t, strings.Split(tb.View(100, 2, TableStyles{}), "\n"), 2, "the header and one row fit in 2 lines")
+}
+
+func TestStatusLine(t *testing.T) {
+	t.Parallel()
+	s := StatusLine{Text: "server unreachable", Error: true, Right: "refresh every 2s"}.View(50, lipgloss.NewStyle(), lipgloss.NewStyle())
+	require.True(t, strings.HasPrefix(s, "error: server unreachable"))
+	require.True(t, strings.HasSuffix(s, "refresh every 2s"))
+	require.Len(t, []rune(s), 50)
+}

@@ -1,0 +1,199 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuectl/queuectl/internal/admin"
+	"github.com/queuectl/queuectl/internal/domain"
+)
+
+// manyQueues is a service with 10,000 queues that records what each
+// listing asked for and how many queues it handed out.
+type manyQueues struct {
+	admin.Service
+	mu      sync.Mutex
+	filters []admin.QueueFilter
+	handed  []int
+}
+
+const queueCount = 10_000
+
+func (s *manyQueues) Queues(_ context.Context, f admin.QueueFilter, fn func(*domain.Queue) error) error {
+	n := 0
+	defer func() {
+		s.mu.Lock()
+		s.filters, s.handed = append(s.filters, f), append(s.handed, n)
+		s.mu.Unlock()
+	}()
+	for i := range queueCount {
+		name := fmt.Sprintf("XBQIQ%05d", i)
+		if name <= f.After {
+			continue
+		}
+		if f.Limit > 0 && n == f.Limit {
+			return nil
+		}
+		n++
+		if err := fn(&domain.Queue{Name: name, QoS: domain.EOIO, Stage: domain.Inbound, State: domain.QueueActive,
+			Depth: int64(i % 7), Counts: map[domain.Status]int64{domain.StatusTBDL: int64(i % 7)}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *manyQueues) Payload(context.Context, string) ([]byte, error) {
+	return nil, domain.ErrNotFound
+}
+
+func (s *manyQueues) calls() ([]admin.QueueFilter, []int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]admin.QueueFilter(nil), s.filters...), append([]int(nil), s.handed...)
+}
+
+// TestTenThousandQueues shows that the Queues view asks the service for one
+// page at a time and holds only that window of rows.
+func TestTenThousandQueues(t *testing.T) {
+	t.Parallel()
+	svc := &manyQueues{}
+	tm := start(t, options(svc), 120, 30, "XBQIQ00024")
+	rows := 30 - 5
+	filters, handed := svc.calls()
+	require.Len(t, filters, 1)
+	require.Equal(t, rows+1, filters[0].Limit, "one page and one row to learn whether more follow")
+	require.Empty(t, filters[0].After)
+	require.LessOrEqual(t, handed[0], rows+1)
+
+	press(tm, "n")
+	waitFor(t, tm, "XBQIQ00049")
+	press(tm, "n")
+	waitFor(t, tm, "page 3")
+	m := finish(t, tm)
+	teatest.RequireEqualOutput(t, []byte(m.View()))
+
+	filters, handed = svc.calls()
+	require.Len(t, filters, 3)
+	require.Equal(t, "XBQIQ00024", filters[1].After)
+	require.Equal(t, "XBQIQ00049", filters[2].After)
+	for i, f := range filters {
+		require.Equal(t, rows+1, f.Limit)
+		require.LessOrEqual(t, handed[i], rows+1)
+	}
+	p := m.pages[viewQueues]
+	require.Len(t, p.items, rows)
+	require.Equal(t, "XBQIQ00050", p.items[0].key)
+}
+
+// TestResize reflows: a shorter terminal reloads a shorter page.
+func TestResize(t *testing.T) {
+	t.Parallel()
+	svc := &manyQueues{}
+	tm := start(t, options(svc), 120, 30, "XBQIQ00024")
+	tm.Send(tea.WindowSizeMsg{Width: 80, Height: 12})
+	waitFor(t, tm, "page 1 · 7 rows")
+	m := finish(t, tm)
+	teatest.RequireEqualOutput(t, []byte(m.View()))
+	filters, _ := svc.calls()
+	require.Len(t, filters, 2)
+	require.Equal(t, 8, filters[1].Limit)
+}
+
+// failingQueues fails every listing after the first.
+type failingQueues struct {
+	admin.Service
+	mu    sync.Mutex
+	calls int
+}
+
+func (f *failingQueues) Queues(ctx context.Context, qf admin.QueueFilter, fn func(*domain.Queue) error) error {
+	f.mu.Lock()
+	f.calls++
+	n := f.calls
+	f.mu.Unlock()
+	if n > 1 {
+		return fmt.Errorf("%w: server at http://127.0.0.1:1 does not answer", domain.ErrUnavailable)
+	}
+	return f.Service.Queues(ctx, qf, fn)
+}
+
+// TestRefreshFails keeps the last rows and shows the error.
+func TestRefreshFails(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	tm := start(t, options(&failingQueues{Service: b.svc}), 120, 24)
+	press(tm, "ctrl+r")
+	waitFor(t, tm, "does not answer")
+	m := finish(t, tm)
+	teatest.RequireEqualOutput(t, []byte(b.scrub(m.View())))
+	require.Len(t, m.pages[viewQueues].items, 2)
+}
+
+// monitorService answers like the API does for a monitor token: reading is
+// allowed, payloads and actions are not.
+type monitorService struct{ admin.Service }
+
+var errForbidden = fmt.Errorf("%w: token %q (role monitor) may not do this", domain.ErrPermission, "ops-monitor")
+
+func (monitorService) Payload(context.Context, string) ([]byte, error) { return nil, errForbidden }
+func (monitorService) Act(context.Context, admin.ActParams) (*admin.BulkResult, error) {
+	return nil, errForbidden
+}
+
+// TestMonitorIsReadOnly: the probe finds that the token may not act, so the
+// TUI hides the actions and refuses their keys.
+func TestMonitorIsReadOnly(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	tm := start(t, options(monitorService{b.svc}), 120, 24, "READ-ONLY")
+	press(tm, "f")
+	waitFor(t, tm, "read-only: actions are off")
+	m := finish(t, tm)
+	teatest.RequireEqualOutput(t, []byte(b.scrub(m.View())))
+	require.Nil(t, m.pending)
+}
+
+// actDenied may read payloads but is refused every action, as when a
+// token's role changed while the TUI ran.
+type actDenied struct{ admin.Service }
+
+func (actDenied) Act(context.Context, admin.ActParams) (*admin.BulkResult, error) {
+	return nil, errForbidden
+}
+
+// TestActionDeniedSwitchesToReadOnly: a permission-denied answer to an
+// action turns the actions off.
+func TestActionDeniedSwitchesToReadOnly(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	tm := start(t, options(actDenied{b.svc}), 120, 24)
+	press(tm, "f")
+	waitFor(t, tm, "[y/N]")
+	press(tm, "y")
+	waitFor(t, tm, "now read-only")
+	m := finish(t, tm)
+	require.True(t, m.readOnly)
+	require.True(t, errors.Is(errForbidden, domain.ErrPermission))
+	require.NotContains(t, m.hints(), "f fail")
+}
+
+// TestReadOnlyFlag hides the actions from the start (--read-only).
+func TestReadOnlyFlag(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	opts := options(b.svc)
+	opts.ReadOnly = true
+	tm := start(t, opts, 120, 24)
+	press(tm, "?")
+	waitFor(t, tm, "read-only: r f s e are off")
+	m := finish(t, tm)
+	teatest.RequireEqualOutput(t, []byte(b.scrub(m.View())))
+}
