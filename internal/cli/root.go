@@ -25,6 +25,7 @@ import (
 	"github.com/queuectl/queuectl/internal/cli/send"
 	"github.com/queuectl/queuectl/internal/cli/serve"
 	"github.com/queuectl/queuectl/internal/cli/token"
+	tuicmd "github.com/queuectl/queuectl/internal/cli/tui"
 	"github.com/queuectl/queuectl/internal/cli/tune"
 	"github.com/queuectl/queuectl/internal/cli/tx"
 	"github.com/queuectl/queuectl/internal/domain"
@@ -123,6 +124,7 @@ $XDG_DATA_HOME/queuectl/queuectl.db) unless told otherwise.`,
 		serve.NewCmd(f),
 		token.NewCmd(f),
 		demo.NewCmd(f),
+		tuicmd.NewCmd(f, nil),
 		newVersionCmd(f),
 		newCompletionCmd(),
 		gendocs.NewCmd(root),
