@@ -53,6 +53,10 @@ func ScriptParams(t *testing.T) testscript.Params {
 			"genjsonl":   cmdGenJSONL,
 			"genbytes":   cmdGenBytes,
 			"stdout2env": cmdStdoutToEnv,
+			"stderr2env": cmdStderrToEnv,
+			"freeport":   cmdFreePort,
+			"waithttp":   cmdWaitHTTP,
+			"envsubst":   cmdEnvSubst,
 			"waitfile":   cmdWaitFile,
 		},
 	}
