@@ -101,7 +101,8 @@ func (m *Model) body(w, h int) string {
 	case viewNodes:
 		return ansi.Wordwrap(strings.Join(nodesLines(m.opts.Node), "\n"), w, " ")
 	case viewDetail:
-		lines := m.detail.lines(m.opts.Now())
+		// Long errors and history reasons wrap rather than run off the edge.
+		lines := strings.Split(ansi.Wrap(strings.Join(m.detail.lines(m.opts.Now()), "\n"), w, " "), "\n")
 		off := min(m.detail.offset, max(len(lines)-h, 0))
 		m.detail.offset = off
 		return strings.Join(lines[off:], "\n")
