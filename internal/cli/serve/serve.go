@@ -104,13 +104,16 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 	}
 	defer st.Close()
 	log := slog.New(h).With("store", path)
-	// running is set once crash recovery is done and the engine delivers;
-	// /readyz and queuectl_node_up report it.
-	var running atomic.Bool
+	// The node is ready once crash recovery is done and the engine
+	// delivers, until a signal asks it to stop; /readyz and
+	// queuectl_node_up report it.
+	var state nodeState
+	stop := context.AfterFunc(ctx, state.stopping)
+	defer stop()
 	var col *metrics.Collector // set before the engine runs, so before any event
 	eng, err := engine.New(engine.Options{Store: st, Config: c, Logger: log, OnEvent: func(ev engine.Event) {
 		if ev.Kind == engine.EventRecovered {
-			running.Store(true)
+			state.started()
 		}
 		col.Observe(ev)
 	}})
@@ -120,13 +123,13 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 	role, _ := domain.ParseRole(c.Engine.Role)
 	svc := local.New(st, local.Options{Role: role, MaxPayload: int64(c.Engine.MaxPayload), Actor: "server", Notify: eng.Notify})
 	col = metrics.New(metrics.Options{
-		Source: svc, Node: eng.NodeID(), Running: running.Load, Receivers: slices.Sorted(maps.Keys(c.Receivers)), Logger: log,
+		Source: svc, Node: eng.NodeID(), Running: state.ready, Receivers: slices.Sorted(maps.Keys(c.Receivers)), Logger: log,
 	})
 	api := httpapi.New(httpapi.Options{
 		Service: svc, Auditor: svc, Tokens: c.Server.Tokens, MaxPayload: int64(c.Engine.MaxPayload), Logger: log,
 		Ready: func(ctx context.Context) error {
-			if !running.Load() {
-				return errors.New("the engine is not delivering (crash recovery at start, or stopping)")
+			if !state.ready() {
+				return errors.New("the engine is not delivering: it is recovering from a crash, or stopping")
 			}
 			_, err := svc.Tuning(ctx)
 			return err
@@ -139,11 +142,25 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 		return err
 	}
 	err = eng.Run(ctx)
-	running.Store(false)
+	state.stopping()
 	stopAPI(servers, c.Engine.ShutdownTimeout)
 	os.Remove(path + ".sock")
 	return err
 }
+
+// nodeState is where a serve process is in its life: starting (crash
+// recovery), ready, or stopping. It only moves forward.
+type nodeState struct{ v atomic.Int32 }
+
+const (
+	nodeStarting int32 = iota
+	nodeReady
+	nodeStopping
+)
+
+func (s *nodeState) started()    { s.v.CompareAndSwap(nodeStarting, nodeReady) }
+func (s *nodeState) stopping()   { s.v.Store(nodeStopping) }
+func (s *nodeState) ready() bool { return s.v.Load() == nodeReady }
 
 // checkListen refuses a TCP listener that would expose the API unprotected.
 func checkListen(addr, cert, key string, tokens, insecure bool) error {

@@ -310,3 +310,20 @@ func (b *syncBuffer) Bytes() []byte {
 	defer b.mu.Unlock()
 	return bytes.Clone(b.buf.Bytes())
 }
+
+// A node is ready between the end of crash recovery and the stop signal;
+// a recovery that ends after the signal does not make it ready again.
+func TestNodeState(t *testing.T) {
+	t.Parallel()
+	var s nodeState
+	require.False(t, s.ready(), "starting")
+	s.started()
+	require.True(t, s.ready())
+	s.stopping()
+	require.False(t, s.ready())
+
+	var late nodeState
+	late.stopping()
+	late.started()
+	require.False(t, late.ready(), "stopped during recovery")
+}
