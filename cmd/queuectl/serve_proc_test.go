@@ -85,7 +85,7 @@ func (r *rig) start(expected map[string]bool) *generation {
 	g.cmd = exec.Command(r.bin, "--db", r.db, "--config", r.config, "serve", "--log-format", "json")
 	g.cmd.Env = r.env
 	g.cmd.Stderr = g.log
-	g.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	g.cmd.SysProcAttr = serveProcAttr()
 	require.NoError(r.t, g.cmd.Start())
 	g.pid = g.cmd.Process.Pid
 	go func() {

@@ -34,32 +34,33 @@ import (
 const waitLimit = 30 * time.Second
 
 // receiverScript is the exec receiver of the serve tests. It reports each
-// delivery on the events FIFO ($1) when it starts and when it ends. Given a
-// directory ($2) instead of "-", it blocks in between until the test writes
-// a verdict to a FIFO of its own there: the test decides when a delivery
-// ends, so it can keep deliveries in flight while serve dies or stops. A
-// POISON payload then kills serve, the script's parent, as a receiver that
-// crashes its caller would. The script starts as few processes as it can:
-// process starts are most of a delivery's cost.
+// delivery on the events FIFO ($1) when it starts and when it ends. With
+// "hold" ($2), it waits in between for a sleep that the test kills to let
+// the delivery go on: the test decides when a delivery ends, so it can keep
+// deliveries in flight while serve dies or stops. The sleep only bounds how
+// long a script outlives a test process that died. A POISON payload then
+// kills serve, the script's parent, as a receiver that crashes its caller
+// would. The events FIFO is opened read-write, so that opening it never
+// blocks, not even once the test is gone. The script starts as few
+// processes as it can: process starts are most of a delivery's cost.
 const receiverScript = `#!/bin/sh
 IFS= read -r payload
+exec 4<>"$1"
 what="$QUEUECTL_MESSAGE_ID $QUEUECTL_RECEIVER $QUEUECTL_ATTEMPT $PPID ${QUEUECTL_APP_QUEUE:--} $payload"
-ctl=-
-if [ "$2" != - ]; then
-	ctl=$2/$QUEUECTL_MESSAGE_ID.$QUEUECTL_ATTEMPT.$$
-	mkfifo "$ctl" || exit 75
-	exec 3<>"$ctl"
+gate=0
+if [ "$2" = hold ]; then
+	sleep 300 &
+	gate=$!
 fi
-echo "start $ctl $what" >"$1"
-if [ "$ctl" != - ]; then
-	read -r _ <&3
-	rm -f "$ctl"
+echo "start $gate $what" >&4
+if [ "$gate" != 0 ]; then
+	wait "$gate"
 fi
 if [ "$payload" = POISON ]; then
 	kill -9 "$PPID"
 	exit 0
 fi
-echo "done $ctl $what" >"$1"
+echo "done $gate $what" >&4
 `
 
 // rigOptions are the engine settings of a rig's configuration.
@@ -109,12 +110,11 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	events := filepath.Join(dir, "events")
 	require.NoError(t, os.WriteFile(script, []byte(receiverScript), 0o755))
 	require.NoError(t, syscall.Mkfifo(events, 0o600))
-	ctl := "-"
+	mode := "go"
 	if o.hold {
-		ctl = filepath.Join(dir, "ctl")
-		require.NoError(t, os.Mkdir(ctl, 0o755))
+		mode = "hold"
 	}
-	command := fmt.Sprintf("[/bin/sh, %q, %q, %q]", script, events, ctl)
+	command := fmt.Sprintf("[/bin/sh, %q, %q, %s]", script, events, mode)
 	config := fmt.Sprintf(`engine:
   workers: %d
   shutdown_timeout: %s
@@ -219,9 +219,9 @@ func (r *rig) keyOf(m domain.Message) string {
 
 // delivery is one report of the receiver script.
 type delivery struct {
-	done     bool   // false: started and waiting for its verdict
-	ctl      string // the FIFO the script waits on for its verdict
-	id       string // the outbound message
+	done     bool // false: started, and held if the rig holds deliveries
+	gate     int  // pid of the sleep that holds the delivery; 0: not held
+	id       string
 	receiver string
 	attempt  int
 	serve    int // pid of the serve process that ran the script
@@ -234,32 +234,28 @@ func (d delivery) key() string { return key(d.receiver, d.payload) }
 func parseDelivery(line string) (delivery, error) {
 	f := strings.Fields(line)
 	if len(f) != 8 || (f[0] != "start" && f[0] != "done") {
-		return delivery{}, fmt.Errorf("receiver report %q has not the form: start|done CTL ID RECEIVER ATTEMPT PPID APPQUEUE PAYLOAD", line)
+		return delivery{}, fmt.Errorf("receiver report %q has not the form: start|done GATE ID RECEIVER ATTEMPT PPID APPQUEUE PAYLOAD", line)
 	}
-	attempt, err1 := strconv.Atoi(f[4])
-	serve, err2 := strconv.Atoi(f[5])
-	if err := errors.Join(err1, err2); err != nil {
+	gate, err1 := strconv.Atoi(f[1])
+	attempt, err2 := strconv.Atoi(f[4])
+	serve, err3 := strconv.Atoi(f[5])
+	if err := errors.Join(err1, err2, err3); err != nil {
 		return delivery{}, fmt.Errorf("receiver report %q: %v", line, err)
 	}
-	return delivery{done: f[0] == "done", ctl: f[1], id: f[2], receiver: f[3], attempt: attempt,
+	return delivery{done: f[0] == "done", gate: gate, id: f[2], receiver: f[3], attempt: attempt,
 		serve: serve, appQueue: f[6], payload: f[7]}, nil
 }
 
-// release lets a started delivery go on. A script whose serve process group
-// was killed has no reader on its FIFO any more, and nothing to let go;
-// without hold, nothing waits for a release.
+// release lets a held delivery go on. The sleep that holds it is gone when
+// its serve's process group was killed, and then there is nothing to let go.
 func (r *rig) release(d delivery) {
 	r.t.Helper()
-	if d.ctl == "-" {
+	if d.gate == 0 {
 		return
 	}
-	f, err := os.OpenFile(d.ctl, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, syscall.ENXIO) {
-		return
+	if err := syscall.Kill(d.gate, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		r.t.Fatalf("release %s: %v", d.key(), err)
 	}
-	require.NoError(r.t, err)
-	_, err = f.WriteString("go\n")
-	require.NoError(r.t, errors.Join(err, f.Close()))
 }
 
 // ledger is what the receiver reported delivered over a whole test.
