@@ -40,16 +40,20 @@ func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
 // stdout can check it. With -cacert, https trusts the certificate in FILE.
 // It fails after TIMEOUT (default 30s). A server starting in the
 // background, or counting what it did, gives no other sign, so this polls,
-// every 10ms: waithttp [-cacert FILE] [-match RE] URL [TIMEOUT].
+// every 10ms: waithttp [-cacert FILE] [-token FILE] [-match RE] URL [TIMEOUT].
+// With -token, the request carries the bearer token in FILE.
 func cmdWaitHTTP(ts *testscript.TestScript, neg bool, args []string) {
-	usage := func() { ts.Fatalf("usage: waithttp [-cacert FILE] [-match RE] URL [TIMEOUT]") }
+	usage := func() { ts.Fatalf("usage: waithttp [-cacert FILE] [-token FILE] [-match RE] URL [TIMEOUT]") }
 	if neg {
 		usage()
 	}
 	tr := &http.Transport{DisableKeepAlives: true}
 	var match *regexp.Regexp
+	token := ""
 	for len(args) > 1 && strings.HasPrefix(args[0], "-") {
 		switch args[0] {
+		case "-token":
+			token = strings.TrimSpace(ts.ReadFile(args[1]))
 		case "-cacert":
 			roots := x509.NewCertPool()
 			if !roots.AppendCertsFromPEM([]byte(ts.ReadFile(args[1]))) {
@@ -83,7 +87,7 @@ func cmdWaitHTTP(ts *testscript.TestScript, neg bool, args []string) {
 	defer tick.Stop()
 	var last error
 	for {
-		body, err := get(ctx, client, args[0])
+		body, err := get(ctx, client, args[0], token)
 		if err == nil && match != nil && !match.Match(body) {
 			err = fmt.Errorf("the body does not match %s:\n%s", match, body)
 		}
@@ -101,10 +105,13 @@ func cmdWaitHTTP(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-func get(ctx context.Context, client *http.Client, url string) ([]byte, error) {
+func get(ctx context.Context, client *http.Client, url, token string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := client.Do(req)
 	if err != nil {

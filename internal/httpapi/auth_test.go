@@ -114,7 +114,7 @@ func (b *authBundle) endpoints() []endpoint {
 	return []endpoint{
 		{method: "GET", path: "/healthz", roles: public, want: 200, route: "GET /healthz"},
 		{method: "GET", path: "/readyz", roles: public, want: 200, route: "GET /readyz"},
-		{method: "GET", path: "/metrics", roles: public, want: 200, route: "GET /metrics"},
+		{method: "GET", path: "/metrics", roles: readers, want: 200, route: "GET /metrics"},
 		{method: "GET", path: "/v1/openapi.json", roles: everyRole, want: 200, route: "GET /v1/openapi.json"},
 		{method: "GET", path: "/v1/queues", roles: readers, want: 200, route: "GET /v1/queues"},
 		{method: "GET", path: "/v1/queues/XBTI0000", roles: readers, want: 200, route: "GET /v1/queues/{name}"},

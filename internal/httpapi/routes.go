@@ -22,7 +22,7 @@ func (s *Server) table() []route {
 		{Method: "GET", Pattern: "/readyz", handle: s.readyz},
 		// Deny by default (§6): only the health checks and the metrics a
 		// Prometheus scrapes answer without a token.
-		{Method: "GET", Pattern: "/metrics", handle: s.metrics},
+		{Method: "GET", Pattern: "/metrics", perm: permRead, handle: s.metrics},
 		{Method: "GET", Pattern: "/v1/openapi.json", perm: permDoc, handle: s.openapi},
 		{Method: "GET", Pattern: "/v1/queues", perm: permRead, handle: s.listQueues},
 		{Method: "GET", Pattern: "/v1/queues/{name}", perm: permRead, handle: s.getQueue},

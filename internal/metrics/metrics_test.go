@@ -99,7 +99,7 @@ func setup(t *testing.T) *testBundle {
 		Source: b.svc, Node: b.node, Running: b.isRunning, Receivers: []string{"ARCHIVE", "WMS"},
 	})
 	api := httpapi.New(httpapi.Options{Service: b.svc, Metrics: b.col.Handler()})
-	b.api = httptest.NewServer(api.Handler(false))
+	b.api = httptest.NewServer(api.Handler(true)) // the socket's handler: no token needed
 	t.Cleanup(b.api.Close)
 	return b
 }
