@@ -37,7 +37,11 @@ func (e *Engine) recoverCrashed(ctx context.Context) error {
 				dead = "unknown"
 			}
 			if bl.Enabled && crashes >= bl.Crashes {
-				msg := fmt.Sprintf("blacklisted: the engine process died %d times while delivering it (last: node %s)", crashes, dead)
+				times := "times"
+				if crashes == 1 {
+					times = "time"
+				}
+				msg := fmt.Sprintf("blacklisted: the engine process died %d %s while delivering it (last: node %s)", crashes, times, dead)
 				after, err := w.Transition(store.TransitionParams{
 					ID: m.ID, From: []domain.Status{domain.StatusDLNG}, To: domain.StatusNDLV,
 					Update: func(m *domain.Message) {

@@ -6,6 +6,7 @@ package remote
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -129,6 +130,13 @@ func (c *Client) send(ctx context.Context, method, path string, query url.Values
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		var unknownCA x509.UnknownAuthorityError
+		var badHost x509.HostnameError
+		if errors.As(err, &unknownCA) || errors.As(err, &badHost) {
+			return nil, domain.WithHint(domain.ErrUnavailable,
+				fmt.Sprintf("server %s: its TLS certificate is not trusted: %v", c.where, rootCause(err)),
+				"install the server's CA certificate on this machine, or check the host name in --server")
 		}
 		return nil, domain.WithHint(domain.ErrUnavailable,
 			fmt.Sprintf("server %s is unreachable: %v", c.where, rootCause(err)),

@@ -3,6 +3,7 @@ package message
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -69,12 +70,22 @@ func RunShow(ctx context.Context, opts *ShowOptions) error {
 		return err
 	}
 	var payload []byte
+	hidden := false
 	if format.Tabular() && opts.Preview > 0 && m.Size > 0 {
-		if payload, err = svc.Payload(ctx, m.ID); err != nil {
+		payload, err = svc.Payload(ctx, m.ID)
+		// A monitor token may read metadata but not payloads: show the rest.
+		if hidden = errors.Is(err, domain.ErrPermission); err != nil && !hidden {
 			return err
 		}
 	}
 	return output.Value(opts.IO.Out, format, m, func(w io.Writer, wide bool) error {
+		if hidden {
+			if err := printMessage(w, m, nil, 0, opts.Now()); err != nil {
+				return err
+			}
+			_, err := fmt.Fprintf(w, "\nPayload (%d bytes): not shown; this token may not read payloads\n", m.Size)
+			return err
+		}
 		return printMessage(w, m, payload, opts.Preview, opts.Now())
 	}, func() []string { return []string{m.ID} })
 }
