@@ -38,7 +38,7 @@ func (e *Exec) Deliver(ctx context.Context, d Delivery) error {
 	cmd := exec.CommandContext(ctx, e.command[0], e.command[1:]...)
 	cmd.Stdin = bytes.NewReader(d.Payload)
 	md := metaOf(d.Message)
-	cmd.Env = append(os.Environ(),
+	cmd.Env = append(inheritedEnv(),
 		"QUEUECTL_MESSAGE_ID="+md.ID,
 		"QUEUECTL_SENDER="+md.Sender,
 		"QUEUECTL_RECEIVER="+md.Receiver,
@@ -95,4 +95,18 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 		l.n -= k
 	}
 	return len(p), nil
+}
+
+// inheritedEnv is this process's environment without its own QUEUECTL_*
+// settings: a receiver gets the message's metadata under that prefix, and
+// never the server's configuration or token.
+func inheritedEnv() []string {
+	env := os.Environ()
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "QUEUECTL_") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
