@@ -63,12 +63,17 @@ func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
 		Short: "Administer asynchronous message queues: EO and EOIO queues, blocked heads, the blacklist",
 		Long: `queuectl keeps asynchronous message flows healthy. It stores messages with two
 qualities of service — EO (exactly once, spread over parallel queues) and EOIO
-(exactly once in order, per application queue) — and lets operators list
-queues, find the message that blocks an ordered queue, and inspect messages,
-from the shell or in scripts.
+(exactly once in order, per application queue) — and delivers them with its own
+engine ('queuectl serve'). Operators list queues, find the message that blocks
+an ordered queue, resend or fail it, release what a crash put on the blacklist,
+and tune how widely EO traffic is spread: from the shell, in scripts, and in a
+live terminal UI ('queuectl tui').
 
 Every command works on the embedded store (a bbolt file, by default
-$XDG_DATA_HOME/queuectl/queuectl.db) unless told otherwise.`,
+$XDG_DATA_HOME/queuectl/queuectl.db), through the socket of a server that holds
+it, or against a remote server with --server or a context.
+
+New here? Run 'queuectl demo', then 'queuectl queue blocked'.`,
 		Version:       buildinfo.Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
