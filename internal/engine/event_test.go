@@ -57,7 +57,7 @@ func TestCrashRecoveryReportsRequeuedMessages(t *testing.T) {
 	b.newEndpoint(t, "WMS")
 	first, second := outboundMsg("WMS", ""), outboundMsg("WMS", "A")
 	b.inFlightOnDeadNode(t, first, 0)
-	b.inFlightOnDeadNode(t, second, 1)
+	b.inFlightOn(t, "dead-node-2", second, 1) // alone on its node: blamed
 	b.start(t)
 	b.waitSettled(t, "recovery", func() bool { return b.count(engine.EventDelivered) == 1 })
 

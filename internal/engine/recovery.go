@@ -16,6 +16,12 @@ import (
 // processes. Only messages that really were DLNG are touched. With the
 // embedded store one process holds the file, so every DLNG message found at
 // start belonged to a process that died.
+//
+// A crash is blamed on a message only when it was the one delivery in flight
+// on the node that died: otherwise any of them may be the culprit, so none
+// is blacklisted and each goes back as a candidate, to be delivered alone.
+// With the default threshold of 2 that is how the second crash is always
+// blamed; it also keeps a threshold of 1 from blacklisting bystanders.
 func (e *Engine) recoverCrashed(ctx context.Context) error {
 	bl := e.cfg.Engine.Blacklisting
 	var recovered, blacklisted []*domain.Message
@@ -29,6 +35,10 @@ func (e *Engine) recoverCrashed(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		inFlight := map[string]int{} // per dead node
+		for _, m := range dlng {
+			inFlight[m.Node]++
+		}
 		now := e.now()
 		for _, m := range dlng {
 			crashes := m.Crashes + 1
@@ -36,7 +46,7 @@ func (e *Engine) recoverCrashed(ctx context.Context) error {
 			if dead == "" {
 				dead = "unknown"
 			}
-			if bl.Enabled && crashes >= bl.Crashes {
+			if bl.Enabled && crashes >= bl.Crashes && inFlight[m.Node] == 1 {
 				times := "times"
 				if crashes == 1 {
 					times = "time"

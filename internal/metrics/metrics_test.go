@@ -181,7 +181,7 @@ func (b *testBundle) waitOutcomes(t *testing.T, n int) {
 
 // deadNodeHad stores an outbound message for WMS as DLNG on a node that
 // died, having crashed `crashes` times before.
-func (b *testBundle) deadNodeHad(t *testing.T, appQueue, payload string, crashes int) {
+func (b *testBundle) deadNodeHad(t *testing.T, node, appQueue, payload string, crashes int) {
 	t.Helper()
 	m := &domain.Message{ID: domain.NewID(), QoS: domain.EO, Sender: "ERP", Receiver: "WMS",
 		Stage: domain.Outbound, Status: domain.StatusTBDL, Queue: "XBTO" + code4("WMS")}
@@ -194,8 +194,8 @@ func (b *testBundle) deadNodeHad(t *testing.T, appQueue, payload string, crashes
 		}
 		_, err := w.Transition(store.TransitionParams{
 			ID: m.ID, From: []domain.Status{domain.StatusTBDL}, To: domain.StatusDLNG,
-			Update:  func(m *domain.Message) { m.Node, m.Attempts, m.Crashes = "dead-node", 1, crashes },
-			History: domain.HistoryEntry{Node: "dead-node", Actor: "engine", Reason: "delivery attempt 1"},
+			Update:  func(m *domain.Message) { m.Node, m.Attempts, m.Crashes = node, 1, crashes },
+			History: domain.HistoryEntry{Node: node, Actor: "engine", Reason: "delivery attempt 1"},
 		})
 		return err
 	}))
@@ -297,10 +297,10 @@ func q(name, qos, stage, status string) map[string]string {
 func TestMetricsAfterRealDeliveries(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	// A dead node left two messages DLNG: one for the first time (it is
-	// requeued and then delivered), one for the second (blacklisted).
-	b.deadNodeHad(t, "", "crashed-once", 0)
-	b.deadNodeHad(t, "P", "poison", 1)
+	// Two dead nodes left a message DLNG each: one for the first time (it
+	// is requeued and then delivered), one alone for the second (blacklisted).
+	b.deadNodeHad(t, "dead-node", "", "crashed-once", 0)
+	b.deadNodeHad(t, "dead-node-2", "P", "poison", 1)
 	eng := b.start(t)
 	_, err := b.svc.Send(context.Background(), []domain.SendRequest{
 		{QoS: domain.EO, Sender: "ERP", Receivers: []string{"WMS"}, Payload: []byte("ok-1")},

@@ -50,6 +50,7 @@ func (e *Exec) Deliver(ctx context.Context, d Delivery) error {
 	var stderr bytes.Buffer
 	cmd.Stderr = &limitWriter{w: &stderr, n: 4096}
 	cmd.WaitDelay = time.Second
+	ownProcessGroup(cmd)
 	err := cmd.Run()
 	if err == nil {
 		return nil
