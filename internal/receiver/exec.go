@@ -50,7 +50,6 @@ func (e *Exec) Deliver(ctx context.Context, d Delivery) error {
 	var stderr bytes.Buffer
 	cmd.Stderr = &limitWriter{w: &stderr, n: 4096}
 	cmd.WaitDelay = time.Second
-	ownProcessGroup(cmd)
 	err := cmd.Run()
 	if err == nil {
 		return nil
