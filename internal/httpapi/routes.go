@@ -88,19 +88,9 @@ func (s *Server) listQueues(w http.ResponseWriter, r *http.Request) error {
 	if f.Limit, err = wire.ParseLimit(r.URL.Query()); err != nil {
 		return err
 	}
-	page := wire.Page[*domain.Queue]{Items: []*domain.Queue{}}
-	err = s.opts.Service.Queues(r.Context(), f, func(q *domain.Queue) error {
-		page.Items = append(page.Items, q)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if len(page.Items) == f.Limit {
-		page.Next = page.Items[len(page.Items)-1].Name
-	}
-	writeJSON(w, http.StatusOK, page)
-	return nil
+	return writePage(w, f.Limit, func(fn func(*domain.Queue) error) error {
+		return s.opts.Service.Queues(r.Context(), f, fn)
+	}, func(q *domain.Queue) string { return q.Name })
 }
 
 func (s *Server) getQueue(w http.ResponseWriter, r *http.Request) error {
@@ -124,19 +114,9 @@ func (s *Server) queueMessages(w http.ResponseWriter, r *http.Request) error {
 			return domain.Invalidf("after %q must be a seq number", v)
 		}
 	}
-	page := wire.Page[*domain.Message]{Items: []*domain.Message{}}
-	err = s.opts.Service.QueueMessages(r.Context(), r.PathValue("name"), p, func(m *domain.Message) error {
-		page.Items = append(page.Items, m)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if len(page.Items) == limit {
-		page.Next = strconv.FormatUint(page.Items[len(page.Items)-1].Seq, 10)
-	}
-	writeJSON(w, http.StatusOK, page)
-	return nil
+	return writePage(w, limit, func(fn func(*domain.Message) error) error {
+		return s.opts.Service.QueueMessages(r.Context(), r.PathValue("name"), p, fn)
+	}, func(m *domain.Message) string { return strconv.FormatUint(m.Seq, 10) })
 }
 
 func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) error {
@@ -147,19 +127,9 @@ func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) error {
 	if f.Limit, err = wire.ParseLimit(r.URL.Query()); err != nil {
 		return err
 	}
-	page := wire.Page[*domain.Message]{Items: []*domain.Message{}}
-	err = s.opts.Service.Messages(r.Context(), f, func(m *domain.Message) error {
-		page.Items = append(page.Items, m)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if len(page.Items) == f.Limit {
-		page.Next = page.Items[len(page.Items)-1].ID
-	}
-	writeJSON(w, http.StatusOK, page)
-	return nil
+	return writePage(w, f.Limit, func(fn func(*domain.Message) error) error {
+		return s.opts.Service.Messages(r.Context(), f, fn)
+	}, func(m *domain.Message) string { return m.ID })
 }
 
 func (s *Server) getMessage(w http.ResponseWriter, r *http.Request) error {
@@ -283,19 +253,9 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) error {
 			return domain.Invalidf("after %q must be an audit seq number", v)
 		}
 	}
-	page := wire.Page[*domain.AuditEntry]{Items: []*domain.AuditEntry{}}
-	err = s.opts.Service.Audit(r.Context(), f, func(e *domain.AuditEntry) error {
-		page.Items = append(page.Items, e)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if len(page.Items) == limit {
-		page.Next = strconv.FormatUint(page.Items[len(page.Items)-1].Seq, 10)
-	}
-	writeJSON(w, http.StatusOK, page)
-	return nil
+	return writePage(w, limit, func(fn func(*domain.AuditEntry) error) error {
+		return s.opts.Service.Audit(r.Context(), f, fn)
+	}, func(e *domain.AuditEntry) string { return strconv.FormatUint(e.Seq, 10) })
 }
 
 func (s *Server) purge(w http.ResponseWriter, r *http.Request) error {
@@ -330,5 +290,24 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, limit int
 	if dec.More() {
 		return domain.Invalidf("request body: more than one JSON value")
 	}
+	return nil
+}
+
+// writePage answers a list request with one page: the items walk hands out
+// (at most limit, as the service was asked for), and — when the page is
+// full — the cursor of its last item, from which the next page starts.
+func writePage[T any](w http.ResponseWriter, limit int, walk func(fn func(T) error) error, cursor func(T) string) error {
+	page := wire.Page[T]{Items: []T{}}
+	err := walk(func(it T) error {
+		page.Items = append(page.Items, it)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(page.Items) == limit {
+		page.Next = cursor(page.Items[len(page.Items)-1])
+	}
+	writeJSON(w, http.StatusOK, page)
 	return nil
 }
