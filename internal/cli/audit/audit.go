@@ -99,34 +99,16 @@ func RunList(ctx context.Context, opts *ListOptions) error {
 		return err
 	}
 	f := admin.AuditFilter{Since: since, Actor: opts.Actor, AfterSeq: opts.After, Limit: opts.Limit}
-	limit := f.Limit
-	if limit > 0 && format.Tabular() {
-		f.Limit = limit + 1 // one more, to tell whether there is a next page
-	}
-	l := output.NewList(opts.IO.Out, format, columns, func(e *domain.AuditEntry) string { return strconv.FormatUint(e.Seq, 10) })
-	var last uint64
-	more := false
-	err = svc.Audit(ctx, f, func(e *domain.AuditEntry) error {
-		if limit > 0 && l.Count() == limit {
-			more = true
-			return nil
-		}
-		last = e.Seq
-		return l.Add(e)
+	return cmdutil.PrintPage(opts.IO.Out, format, opts.Hintf, cmdutil.Page[*domain.AuditEntry]{
+		Columns: columns,
+		Cursor:  func(e *domain.AuditEntry) string { return strconv.FormatUint(e.Seq, 10) },
+		Limit:   f.Limit,
+		Walk: func(limit int, add func(*domain.AuditEntry) error) error {
+			f.Limit = limit
+			return svc.Audit(ctx, f, add)
+		},
+		Empty: "no audit entries match",
 	})
-	if err != nil {
-		return err
-	}
-	if err := l.Close(); err != nil {
-		return err
-	}
-	switch {
-	case l.Count() == 0 && format.Tabular():
-		opts.Hintf("no audit entries match")
-	case more:
-		opts.Hintf("showing the first %d; next page: --after %d (or --limit 0 for all)", limit, last)
-	}
-	return nil
 }
 
 var columns = []output.Column[*domain.AuditEntry]{

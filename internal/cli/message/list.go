@@ -129,34 +129,16 @@ func RunList(ctx context.Context, opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	l := output.NewList(opts.IO.Out, format, Columns(opts.Now), func(m *domain.Message) string { return m.ID })
-	limit := f.Limit
-	if limit > 0 && format.Tabular() {
-		f.Limit = limit + 1 // one more, to tell whether there is a next page
-	}
-	var last string
-	more := false
-	err = svc.Messages(ctx, f, func(m *domain.Message) error {
-		if limit > 0 && l.Count() == limit {
-			more = true
-			return nil
-		}
-		last = m.ID
-		return l.Add(m)
+	return cmdutil.PrintPage(opts.IO.Out, format, opts.Hintf, cmdutil.Page[*domain.Message]{
+		Columns: Columns(opts.Now),
+		Cursor:  func(m *domain.Message) string { return m.ID },
+		Limit:   f.Limit,
+		Walk: func(limit int, add func(*domain.Message) error) error {
+			f.Limit = limit
+			return svc.Messages(ctx, f, add)
+		},
+		Empty: "no messages match",
 	})
-	if err != nil {
-		return err
-	}
-	if err := l.Close(); err != nil {
-		return err
-	}
-	switch {
-	case l.Count() == 0 && format.Tabular():
-		opts.Hintf("no messages match")
-	case more:
-		opts.Hintf("showing the first %d; next page: --after %s (or --limit 0 for all)", limit, last)
-	}
-	return nil
 }
 
 func (opts *ListOptions) filter() (admin.MessageFilter, error) {

@@ -138,35 +138,17 @@ func RunList(ctx context.Context, opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	f.After, f.Limit = opts.After, opts.Limit
-	limit := f.Limit
-	if limit > 0 && format.Tabular() {
-		f.Limit = limit + 1 // one more, to tell whether there is a next page
-	}
-	l := output.NewList(opts.IO.Out, format, columns(opts.Now), func(e Entry) string { return e.ID })
-	var last string
-	more := false
-	err = svc.Messages(ctx, f, func(m *domain.Message) error {
-		if limit > 0 && l.Count() == limit {
-			more = true
-			return nil
-		}
-		last = m.ID
-		return l.Add(Entry{Message: m})
+	f.After = opts.After
+	return cmdutil.PrintPage(opts.IO.Out, format, opts.Hintf, cmdutil.Page[Entry]{
+		Columns: columns(opts.Now),
+		Cursor:  func(e Entry) string { return e.ID },
+		Limit:   opts.Limit,
+		Walk: func(limit int, add func(Entry) error) error {
+			f.Limit = limit
+			return svc.Messages(ctx, f, func(m *domain.Message) error { return add(Entry{Message: m}) })
+		},
+		Empty: "no prepared (PEND) messages",
 	})
-	if err != nil {
-		return err
-	}
-	if err := l.Close(); err != nil {
-		return err
-	}
-	switch {
-	case l.Count() == 0 && format.Tabular():
-		opts.Hintf("no prepared (PEND) messages")
-	case more:
-		opts.Hintf("showing the first %d; next page: --after %s (or --limit 0 for all)", limit, last)
-	}
-	return nil
 }
 
 func columns(now func() time.Time) []output.Column[Entry] {
