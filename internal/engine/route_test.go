@@ -13,6 +13,7 @@ import (
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/engine"
 	"github.com/queuectl/queuectl/internal/placement"
+	"github.com/queuectl/queuectl/internal/receiver"
 	"github.com/queuectl/queuectl/internal/store"
 )
 
@@ -31,7 +32,7 @@ func setupRoutes(t *testing.T) *routeBundle {
 	b := &routeBundle{testBundle: setup(t), archive: t.TempDir(), dropbox: t.TempDir()}
 	b.wms = b.newEndpoint(t, "WMS")
 	script := filepath.Join(t.TempDir(), "archive.sh")
-	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\ncat > \"$1/$QUEUECTL_MESSAGE_ID\"\n"), 0o755))
+	require.NoError(t, receiver.WriteExecutable(script, []byte("#!/bin/sh\ncat > \"$1/$QUEUECTL_MESSAGE_ID\"\n")))
 	b.cfg.Receivers["ARCHIVE"] = config.Receiver{Type: "exec", Command: []string{script, b.archive}}
 	b.cfg.Receivers["AUDIT"] = config.Receiver{Type: "file", Dir: b.dropbox}
 	b.cfg.Routes = []config.Route{

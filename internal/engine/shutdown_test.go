@@ -13,6 +13,7 @@ import (
 	"github.com/queuectl/queuectl/internal/config"
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/engine"
+	"github.com/queuectl/queuectl/internal/receiver"
 )
 
 // slowEndpoint answers only when release opens; a delivery the engine
@@ -97,7 +98,7 @@ func TestShutdownHandsBackARunningCommand(t *testing.T) {
 	started := filepath.Join(dir, "started")
 	require.NoError(t, syscall.Mkfifo(started, 0o600))
 	script := filepath.Join(dir, "archive.sh")
-	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\necho started > \"$1\"\nexec sleep 30\n"), 0o755))
+	require.NoError(t, receiver.WriteExecutable(script, []byte("#!/bin/sh\necho started > \"$1\"\nexec sleep 30\n")))
 	b.cfg.Receivers["ARCHIVE"] = config.Receiver{Type: "exec", Command: []string{script, started}, Timeout: deadline}
 	b.send(t, eo("ARCHIVE", "x"))
 	b.start(t)

@@ -29,7 +29,7 @@ func setupExec(t *testing.T) *execBundle {
 func (b *execBundle) script(t *testing.T, name, body string) string {
 	t.Helper()
 	path := filepath.Join(b.dir, name)
-	require.NoError(t, os.WriteFile(path, []byte("#!/bin/sh\n"+body+"\n"), 0o755))
+	require.NoError(t, receiver.WriteExecutable(path, []byte("#!/bin/sh\n"+body+"\n")))
 	return path
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/internal/config"
+	"github.com/queuectl/queuectl/internal/receiver"
 )
 
 // world is the demo's landscape: local HTTP receivers and exec scripts.
@@ -73,7 +74,7 @@ case "$payload" in
 esac
 printf '%s' "$payload" > "` + archiveDir + `/$QUEUECTL_MESSAGE_ID"
 `
-	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+	if err := receiver.WriteExecutable(script, []byte(body)); err != nil {
 		return nil, "", err
 	}
 	yaml := fmt.Sprintf(`engine:
