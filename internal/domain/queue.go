@@ -71,13 +71,24 @@ func HeadOf(m *Message) *QueueHead {
 		Attempts: m.Attempts, Crashes: m.Crashes, Blacklisted: m.Blacklisted}
 }
 
+// PassedOver reports whether an open message has left its queue's order
+// (§4): on an EO queue a message NDLV by a permanent error or by
+// blacklisting stays listed under the queue, but later messages go on
+// without it. Such a message is never its queue's head.
+func PassedOver(qos QoS, s Status, c ErrorClass) bool {
+	return qos == EO && s == StatusNDLV && (c == ErrorPermanent || c == ErrorCrash)
+}
+
 // Blocks reports whether a head message in status s with error class c stops
-// the rest of its queue (§4): NDLV blocks, except a permanent error on an EO queue.
+// the rest of its queue (§4): an NDLV head blocks, unless it is passed over.
 func Blocks(qos QoS, s Status, c ErrorClass) bool {
-	if s != StatusNDLV {
-		return false
-	}
-	return !(qos == EO && c == ErrorPermanent)
+	return s == StatusNDLV && !PassedOver(qos, s, c)
+}
+
+// HoldsSuccessors reports whether the messages behind a head in status s wait
+// in HOLD (§4): on an EOIO queue whose head WAITs for a retry or is NDLV.
+func HoldsSuccessors(qos QoS, s Status) bool {
+	return qos == EOIO && (s == StatusWAIT || s == StatusNDLV)
 }
 
 // Depth counts the messages of a queue that still need delivery or an operator:

@@ -36,8 +36,10 @@ func TestBlocks(t *testing.T) {
 		for _, s := range domain.Statuses {
 			for _, c := range classes {
 				// §4: only an NDLV head blocks, and on an EO queue a
-				// permanent error lets later messages go on.
-				want := s == domain.StatusNDLV && !(qos == domain.EO && c == domain.ErrorPermanent)
+				// permanent error or blacklisting lets later messages go on.
+				passed := qos == domain.EO && s == domain.StatusNDLV && (c == domain.ErrorPermanent || c == domain.ErrorCrash)
+				require.Equal(t, passed, domain.PassedOver(qos, s, c), "%s %s %s", qos, s, c)
+				want := s == domain.StatusNDLV && !passed
 				require.Equal(t, want, domain.Blocks(qos, s, c), "%s %s %s", qos, s, c)
 			}
 		}
@@ -46,7 +48,7 @@ func TestBlocks(t *testing.T) {
 	require.True(t, domain.Blocks(domain.EO, domain.StatusNDLV, domain.ErrorTransient), "EO, retries exhausted")
 	require.False(t, domain.Blocks(domain.EO, domain.StatusNDLV, domain.ErrorPermanent), "EO, permanent")
 	require.True(t, domain.Blocks(domain.EOIO, domain.StatusNDLV, domain.ErrorPermanent), "EOIO, permanent")
-	require.True(t, domain.Blocks(domain.EO, domain.StatusNDLV, domain.ErrorCrash), "blacklisted, EO")
+	require.False(t, domain.Blocks(domain.EO, domain.StatusNDLV, domain.ErrorCrash), "blacklisted, EO: it leaves the queue")
 	require.True(t, domain.Blocks(domain.EOIO, domain.StatusNDLV, domain.ErrorCrash), "blacklisted, EOIO")
 	require.False(t, domain.Blocks(domain.EOIO, domain.StatusWAIT, domain.ErrorTransient), "WAIT waits, it does not block")
 }
@@ -94,7 +96,7 @@ func TestStateOf(t *testing.T) {
 		{"WAIT head", false, 3, head(domain.StatusWAIT), domain.EOIO, domain.ErrorTransient, domain.QueueWaiting},
 		{"NDLV EOIO", false, 3, head(domain.StatusNDLV), domain.EOIO, domain.ErrorPermanent, domain.QueueBlocked},
 		{"NDLV EO exhausted", false, 3, head(domain.StatusNDLV), domain.EO, domain.ErrorTransient, domain.QueueBlocked},
-		{"NDLV EO blacklisted", false, 1, head(domain.StatusNDLV), domain.EO, domain.ErrorCrash, domain.QueueBlocked},
+		{"NDLV EO blacklisted goes on", false, 3, head(domain.StatusNDLV), domain.EO, domain.ErrorCrash, domain.QueueActive},
 		{"NDLV EO permanent goes on", false, 3, head(domain.StatusNDLV), domain.EO, domain.ErrorPermanent, domain.QueueActive},
 	}
 	for _, tt := range tests {

@@ -158,7 +158,9 @@ func TestCrashAtTheThresholdBlacklists(t *testing.T) {
 	eoNext := outboundMsg("WMS", "")
 	b.insert(t, eoNext)
 	b.start(t)
-	b.waitSettled(t, "recovery", func() bool { return b.count(engine.EventRecovered) == 1 })
+	b.waitSettled(t, "recovery and the EO queue's next message", func() bool {
+		return b.count(engine.EventRecovered) == 1 && b.count(engine.EventDelivered) == 1
+	})
 
 	for _, head := range []*domain.Message{eoioHead, eoHead} {
 		m := b.message(t, head.ID)
@@ -172,15 +174,17 @@ func TestCrashAtTheThresholdBlacklists(t *testing.T) {
 		require.Equal(t, "DLNG>NDLV", transitions([]domain.HistoryEntry{h})[0])
 		require.Equal(t, m.Error, h.Reason)
 		require.Equal(t, "test-node", h.Node)
-		require.Equal(t, domain.QueueBlocked, b.queueState(t, m.Queue), "a blacklisted head blocks its queue")
 	}
+	require.Equal(t, domain.QueueBlocked, b.queueState(t, eoioHead.Queue), "a blacklisted EOIO head blocks its queue")
 	for _, s := range eoioNext {
 		m := b.message(t, s.ID)
 		require.Equal(t, domain.StatusHOLD, m.Status)
 		require.Equal(t, "held behind blacklisted "+eoioHead.ID, last(m.History).Reason)
 	}
-	require.Equal(t, domain.StatusTBDL, b.message(t, eoNext.ID).Status, "EO: behind the blocked head, not HOLD")
-	require.Empty(t, ep.all(), "a blacklisted message is never delivered again")
+	require.Equal(t, domain.StatusDLVD, b.message(t, eoNext.ID).Status, "EO: a blacklisted message leaves its queue, the next goes on (§4)")
+	got := ep.all()
+	require.Len(t, got, 1, "a blacklisted message is never delivered again")
+	require.Equal(t, eoNext.ID, got[0].ID)
 
 	bl := b.eventsOf(engine.EventBlacklisted)
 	require.Len(t, bl, 2)

@@ -85,7 +85,7 @@ func ArrivalStatus(r store.Reader, queue string, qos domain.QoS) (domain.Status,
 	if err != nil {
 		return "", err
 	}
-	if head != nil && (head.Status == domain.StatusWAIT || head.Status == domain.StatusNDLV) {
+	if head != nil && domain.HoldsSuccessors(qos, head.Status) {
 		return domain.StatusHOLD, nil
 	}
 	return domain.StatusTBDL, nil

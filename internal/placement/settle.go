@@ -25,7 +25,7 @@ func Settle(w store.Writer, queue string, h domain.HistoryEntry) error {
 	if err != nil {
 		return err
 	}
-	blocked := head != nil && (head.Status == domain.StatusWAIT || head.Status == domain.StatusNDLV)
+	blocked := head != nil && domain.HoldsSuccessors(rec.QoS, head.Status)
 	switch {
 	case blocked && waiting > 0:
 		if h.Reason == "" {

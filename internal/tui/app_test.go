@@ -48,9 +48,11 @@ func setup(t *testing.T) *testBundle {
 		reqs = append(reqs, domain.SendRequest{QoS: domain.EOIO, Sender: "ERP", Receivers: []string{"BILLING"},
 			AppQueue: "INVOICES_FR", Interface: "InvoiceCreate", Payload: []byte(fmt.Sprintf(`{"invoice":%d}`, i+1))})
 	}
+	// A blacklisted EO message would leave its queue (§4); an EOIO one
+	// blocks it, with one message behind.
 	for range 2 {
-		reqs = append(reqs, domain.SendRequest{QoS: domain.EO, Sender: "SHOP", Receivers: []string{"WMS"},
-			Payload: []byte("order")})
+		reqs = append(reqs, domain.SendRequest{QoS: domain.EOIO, Sender: "SHOP", Receivers: []string{"WMS"},
+			AppQueue: "RETURNS", Payload: []byte("order")})
 	}
 	msgs, err := svc.Send(ctx, reqs)
 	require.NoError(t, err)
@@ -80,6 +82,7 @@ func setup(t *testing.T) *testBundle {
 		m.Attempts, m.Crashes, m.Blacklisted, m.Node = 2, 2, true, "node-a"
 		m.Error, m.ErrorClass = "blacklisted: the engine process died 2 times while delivering it", domain.ErrorCrash
 	})
+	move(msgs[5].ID, domain.StatusTBDL, domain.StatusHOLD, nil)
 	_, err = svc.Tune(ctx, "EO_OUTBOUND_PARALLEL", "WMS", 3)
 	require.NoError(t, err)
 	return b

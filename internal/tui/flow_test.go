@@ -134,7 +134,7 @@ func TestMarksSurviveRefresh(t *testing.T) {
 	waitFor(t, tm, "XBTOZZZZ")
 	m := finish(t, tm)
 	p := m.pages[viewQueues]
-	require.Contains(t, p.marks, "XBTI0000")
+	require.Contains(t, p.marks, "XBQIRETURNS")
 	require.Len(t, p.marks, 1)
 	require.Equal(t, "XBQIINVOICES_FR", p.cursorKey)
 	require.Equal(t, 0, p.cursor)

@@ -115,7 +115,7 @@ func (t *txn) QueueMessages(queue string, p store.QueueMessagesParams, fn func(*
 func (t *txn) Head(queue string) (*domain.Message, error) {
 	var head *domain.Message
 	err := t.QueueMessages(queue, store.QueueMessagesParams{Open: true}, func(m *domain.Message) error {
-		if m.QoS == domain.EO && m.Status == domain.StatusNDLV && m.ErrorClass == domain.ErrorPermanent {
+		if domain.PassedOver(m.QoS, m.Status, m.ErrorClass) {
 			return nil
 		}
 		head = m

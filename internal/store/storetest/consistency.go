@@ -101,7 +101,7 @@ func isOpen(s domain.Status) bool {
 
 // holdsQueue reports whether an open message can be its queue's head (§4).
 func holdsQueue(qos domain.QoS, s domain.Status, c domain.ErrorClass) bool {
-	return isOpen(s) && !(qos == domain.EO && s == domain.StatusNDLV && c == domain.ErrorPermanent)
+	return isOpen(s) && !domain.PassedOver(qos, s, c)
 }
 
 // requireConsistent checks that the counters, the status index, the queue

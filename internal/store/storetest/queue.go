@@ -131,10 +131,18 @@ func testHead(t *testing.T, open Opener) {
 		require.Nil(t, b.head(t, next.Queue), "nothing left holds the queue up")
 	})
 
-	t.Run("EOTransientOrCrashErrorBlocks", func(t *testing.T) {
+	t.Run("EOBlacklistedIsPassedOver", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, open)
-		for i, c := range []domain.ErrorClass{domain.ErrorTransient, domain.ErrorCrash, domain.ErrorAdmin} {
+		bad, next := NotDelivered(NewMessage(), domain.ErrorCrash), NewMessage()
+		b.insert(t, bad, next)
+		require.Equal(t, next.ID, b.headID(t, next.Queue), "a blacklisted EO message leaves its queue (§4)")
+	})
+
+	t.Run("EOTransientErrorBlocks", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, open)
+		for i, c := range []domain.ErrorClass{domain.ErrorTransient, domain.ErrorAdmin} {
 			queue := domain.EOInboundQueue(domain.RoleCentral, i)
 			skipped := InQueue(NotDelivered(NewMessage(), domain.ErrorPermanent), queue)
 			blocking := InQueue(NotDelivered(NewMessage(), c), queue)
