@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/internal/domain"
-	"github.com/queuectl/queuectl/internal/placement"
 	"github.com/queuectl/queuectl/internal/receiver"
 	"github.com/queuectl/queuectl/internal/store"
 )
@@ -116,7 +115,7 @@ func (e *Engine) routeTx(w store.Writer, m *domain.Message, payload []byte) (*ro
 		if err != nil {
 			return nil, err
 		}
-		status, err := placement.ArrivalStatus(w, queue, m.QoS)
+		status, err := store.ArrivalStatus(w, queue, m.QoS)
 		if err != nil {
 			return nil, err
 		}
@@ -225,7 +224,7 @@ func (e *Engine) complete(w store.Writer, m *domain.Message, now time.Time, reas
 	if err != nil {
 		return nil, err
 	}
-	return after, placement.Settle(w, after.Queue, e.history(now, "the head "+m.ID+" was delivered"))
+	return after, store.RestoreHold(w, after.Queue, e.history(now, "the head "+m.ID+" was delivered"))
 }
 
 // fail makes a DLNG message WAIT or NDLV and holds the rest of an EOIO queue.
@@ -240,7 +239,7 @@ func (e *Engine) fail(w store.Writer, m *domain.Message, to domain.Status, class
 	if err != nil {
 		return nil, err
 	}
-	return after, placement.Settle(w, after.Queue, e.history(now, "held behind "+after.ID+" ("+string(to)+")"))
+	return after, store.RestoreHold(w, after.Queue, e.history(now, "held behind "+after.ID+" ("+string(to)+")"))
 }
 
 // retryAt is when attempt n+1 is due: engine.retry.interval after a failed

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/queuectl/queuectl/internal/domain"
-	"github.com/queuectl/queuectl/internal/placement"
 	"github.com/queuectl/queuectl/internal/store"
 )
 
@@ -63,7 +62,7 @@ func (e *Engine) recoverCrashed(ctx context.Context) error {
 				if err != nil {
 					return err
 				}
-				if err := placement.Settle(w, after.Queue, e.history(now, "held behind blacklisted "+after.ID)); err != nil {
+				if err := store.RestoreHold(w, after.Queue, e.history(now, "held behind blacklisted "+after.ID)); err != nil {
 					return err
 				}
 				blacklisted = append(blacklisted, after)

@@ -80,8 +80,9 @@ type Writer interface {
 	Insert(m *domain.Message, payload []byte, h domain.HistoryEntry) error
 	// Transition changes one message's status by compare-and-set: it fails
 	// with an error wrapping domain.ErrConflict, naming the current status,
-	// when the status is not one of p.From (or the lease epoch does not
-	// match), and with domain.ErrNotFound when there is no such message.
+	// when the status is not one of p.From, and with domain.ErrNotFound when
+	// there is no such message. (The engine's writes, which also check the
+	// lease epoch, go through EngineStore.)
 	// It returns the message as stored after the change.
 	Transition(p TransitionParams) (*domain.Message, error)
 	// Delete removes a message with its payload, history, index entries and
@@ -102,10 +103,6 @@ type TransitionParams struct {
 	// From lists the statuses the message may have now; anything else is a conflict.
 	From []domain.Status
 	To   domain.Status
-	// Epoch, when above zero, must equal the lease epoch of the message's
-	// queue (§11); a node that lost its lease can then change nothing.
-	// Stores without leases hold epoch 0 for every queue.
-	Epoch uint64
 	// Update, if set, changes fields other than the status before the message
 	// is stored (attempts, error, next_attempt_at, node, crashes, ...). It
 	// must not change the id, queue, seq or status.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/domain"
-	"github.com/queuectl/queuectl/internal/placement"
 	"github.com/queuectl/queuectl/internal/store"
 )
 
@@ -212,7 +211,7 @@ func (s *Service) settle(w store.Writer, p admin.ActParams, queues []string) err
 	}
 	h := domain.HistoryEntry{At: s.opts.Now(), Actor: s.opts.Actor}
 	for _, q := range queues {
-		if err := placement.Settle(w, q, h); err != nil {
+		if err := store.RestoreHold(w, q, h); err != nil {
 			return err
 		}
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/domain"
-	"github.com/queuectl/queuectl/internal/placement"
 	"github.com/queuectl/queuectl/internal/store"
 )
 
@@ -85,7 +84,7 @@ func (s *Service) insertInbound(w store.Writer, r *domain.SendRequest) (*domain.
 	reason := "sent"
 	if r.Prepare {
 		m.Status, reason = domain.StatusPEND, "prepared (transactional send)"
-	} else if m.Status, err = placement.ArrivalStatus(w, queue, r.QoS); err != nil {
+	} else if m.Status, err = store.ArrivalStatus(w, queue, r.QoS); err != nil {
 		return nil, err
 	}
 	h := domain.HistoryEntry{At: now, To: m.Status, Actor: s.opts.Actor, Reason: reason}

@@ -131,9 +131,6 @@ func (t *txn) Transition(p store.TransitionParams) (*domain.Message, error) {
 	if err != nil {
 		return nil, fmt.Errorf("message %s: %w", p.ID, err)
 	}
-	if p.Epoch > 0 && p.Epoch != q.Epoch {
-		return nil, domain.Conflictf("message %s: queue %s is at lease epoch %d, not %d", p.ID, q.Name, q.Epoch, p.Epoch)
-	}
 	next := cur.Clone()
 	if p.Update != nil {
 		p.Update(next)

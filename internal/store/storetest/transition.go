@@ -143,25 +143,6 @@ func testTransition(t *testing.T, open Opener) {
 		require.Equal(t, idsOf(done, failed, stays), b.queueIDs(t, done.Queue, store.QueueMessagesParams{}))
 	})
 
-	t.Run("EpochMismatchIsConflict", func(t *testing.T) {
-		t.Parallel()
-		b := setup(t, open)
-		m := NewMessage()
-		b.insert(t, m)
-		epoch := b.queue(t, m.Queue).Epoch
-		_, err := b.transition(t, store.TransitionParams{
-			ID: m.ID, From: []domain.Status{domain.StatusTBDL}, To: domain.StatusDLNG, Epoch: epoch + 1, History: Entry("stale owner"),
-		})
-		require.ErrorIs(t, err, domain.ErrConflict)
-		require.Equal(t, domain.StatusTBDL, b.message(t, m.ID).Status)
-		require.Len(t, b.history(t, m.ID), 1)
-
-		_, err = b.transition(t, store.TransitionParams{
-			ID: m.ID, From: []domain.Status{domain.StatusTBDL}, To: domain.StatusDLNG, Epoch: epoch, History: Entry("owner"),
-		})
-		require.NoError(t, err, "epoch 0 checks nothing; the queue's own epoch matches")
-	})
-
 	t.Run("RefusesUpdateThatMovesTheMessage", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, open)
