@@ -34,6 +34,10 @@ type Message struct {
 	UpdatedAt     time.Time         `json:"updated_at" yaml:"updated_at"`
 	NextAttemptAt *time.Time        `json:"next_attempt_at,omitempty" yaml:"next_attempt_at,omitempty"`
 	Node          string            `json:"node,omitempty" yaml:"node,omitempty"`
+	// Incarnation is, while the message is DLNG, the incarnation of Node that
+	// claimed it: crash recovery of one dead incarnation touches only its
+	// own messages (store.EngineStore).
+	Incarnation uint64 `json:"-" yaml:"-"`
 	// History is filled only where asked for (message show).
 	History []HistoryEntry `json:"history,omitempty" yaml:"history,omitempty"`
 }

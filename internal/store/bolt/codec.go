@@ -40,6 +40,7 @@ type storedMessage struct {
 	UpdatedAt     time.Time             `json:"updated_at"`
 	NextAttemptAt *time.Time            `json:"next_attempt_at,omitempty"`
 	Node          string                `json:"node,omitempty"`
+	Incarnation   uint64                `json:"incarnation,omitempty"`
 	History       []domain.HistoryEntry `json:"-"`
 }
 

@@ -1,0 +1,255 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/queuectl/queuectl/internal/domain"
+)
+
+// EngineStore is the store seam of the delivery engine (§3, §4, §11, §14).
+// Admin commands read and change a store through View and Update, one
+// closure per transaction; the engine instead talks to the store in batches
+// through these declarative methods, so that a claim of many messages can be
+// one statement and a batch of outcomes one round trip. Each method is one
+// transaction.
+//
+// A node is one engine process; each start of it is a new incarnation. Every
+// engine write is fenced: an outcome applies only to a message that is still
+// DLNG for the incarnation that claimed it, under the lease epoch its queue
+// had when it was claimed. A node that lost a queue's lease — paused,
+// partitioned, declared dead and recovered — therefore changes nothing.
+type EngineStore interface {
+	// Now returns the store's clock: on PostgreSQL the database clock, so
+	// that the nodes of a cluster agree on what is due and what has expired.
+	Now(ctx context.Context) (time.Time, error)
+	// Join starts a new incarnation of node p.ID and returns it with the
+	// incarnations that died before it and still need crash recovery. The
+	// embedded store gives the one process that holds its file every
+	// queue's lease, under an epoch that each Join increments.
+	Join(ctx context.Context, p JoinParams) (*Joined, error)
+	// Heartbeat tells the store that the node is alive, renews the leases it
+	// holds and balances queues across live nodes. It returns the
+	// incarnations found dead since, for the caller to Recover. A node that
+	// was itself declared dead gets an error wrapping ErrFenced and must
+	// stop. The embedded store has no other nodes: its heartbeat changes
+	// nothing.
+	Heartbeat(ctx context.Context, p HeartbeatParams) (*HeartbeatResult, error)
+	// Claim marks ready messages DLNG for the node — durably, before any
+	// receiver is called — and returns them, each with the lease epoch it
+	// was claimed under and, for outbound messages, the payload. It claims
+	// only in queues whose lease the node holds and that are not stopped,
+	// at most one message of an EOIO queue (the head, when nothing of the
+	// queue is DLNG), up to p.Window messages of an EO queue in flight at
+	// once and none while the EO queue WAITs or is blocked (but for its due
+	// WAIT messages), and follows p.Candidates for blacklist candidates.
+	// Queues are served in turn, so that a busy queue cannot starve others.
+	Claim(ctx context.Context, p ClaimParams) (*ClaimResult, error)
+	// Record applies outcomes, each a compare-and-set on DLNG, the claiming
+	// incarnation and the lease epoch, restores the HOLD rule in the queues
+	// they touch, and then — in the same transaction — claims as Claim does
+	// when p.Claim is set, so that an EOIO queue's next head rides in the
+	// transaction of its previous outcome. An outcome whose compare-and-set
+	// fails is reported in RecordResult.Conflicts and changes nothing; the
+	// others apply.
+	Record(ctx context.Context, p RecordParams) (*RecordResult, error)
+	// Recover runs crash recovery (§4) for one dead incarnation: each message
+	// it left DLNG gets crashes += 1 and returns to TBDL as a blacklist
+	// candidate, or — at p.Crashes, when it was the dead incarnation's only
+	// DLNG message — goes NDLV, blacklisted. It happens once per dead
+	// incarnation: when two nodes race, one recovers and the other gets an
+	// empty result.
+	Recover(ctx context.Context, p RecoverParams) (*RecoverResult, error)
+	// Leave ends an incarnation that stopped cleanly: it gives up its leases
+	// so that other nodes take its queues at once. Messages it still holds
+	// DLNG must be handed back first (OutcomeHandBack).
+	Leave(ctx context.Context, node Node) error
+	// Wakeups delivers a value when messages may have become ready for
+	// delivery: sent, committed, resent, released, a queue started, a lease
+	// gained. It is a hint; the engine also claims on its own schedule.
+	Wakeups() <-chan struct{}
+}
+
+// ErrFenced marks an engine write refused because the node's incarnation or
+// lease is no longer current: another node took over.
+var ErrFenced = domain.Errorf(domain.ErrConflict, "this node's lease was taken over")
+
+// Node is one incarnation of an engine process.
+type Node struct {
+	// ID is the name the node runs under (serve --node-id): history entries
+	// and the DLNG message's node field show it.
+	ID string
+	// Incarnation numbers the starts of all nodes; a restarted node with
+	// the same ID gets a new one.
+	Incarnation uint64
+}
+
+// JoinParams describe a node that starts.
+type JoinParams struct {
+	ID string
+	// Address is where the node serves its API, for `node list`.
+	Address string
+}
+
+// Joined is the result of Join.
+type Joined struct {
+	Node Node
+	// Dead lists incarnations that left messages DLNG and were not recovered.
+	Dead []Node
+}
+
+// HeartbeatParams renew a node's liveness and leases.
+type HeartbeatParams struct {
+	Node Node
+	// TTL is how long the heartbeat and the leases hold (cluster.lease_ttl).
+	TTL time.Duration
+	// InFlight is how many messages the node has DLNG now, for `node list`.
+	InFlight int
+}
+
+// HeartbeatResult is what a heartbeat found.
+type HeartbeatResult struct {
+	// Dead lists incarnations whose heartbeat expired and that were not recovered.
+	Dead []Node
+	// Queues is how many queues the node holds now.
+	Queues int
+}
+
+// CandidateMode says how a claim treats blacklist candidates: ready
+// messages with crashes > 0, which §4 delivers alone.
+type CandidateMode int
+
+const (
+	// CandidatesAsAny claims candidates like any other message (blacklisting
+	// is disabled).
+	CandidatesAsAny CandidateMode = iota
+	// CandidatesSkip leaves candidates unclaimed and counts them in
+	// ClaimResult.Candidates, so that the engine can drain what is in flight.
+	CandidatesSkip
+	// CandidatesAlone claims one candidate and nothing else; the engine asks
+	// for it when the node has nothing in flight.
+	CandidatesAlone
+)
+
+// ClaimParams describe one claim.
+type ClaimParams struct {
+	Node Node
+	// Limit is the most messages to claim.
+	Limit int
+	// Window is the most messages of one EO queue DLNG at once (engine.eo_window).
+	Window     int
+	Candidates CandidateMode
+	// Params asks for the tuning values in force, as of the claim, when the
+	// claim returns inbound messages (their routing needs them).
+	Params bool
+}
+
+// Claimed is one message a claim made DLNG.
+type Claimed struct {
+	// Message is the message as stored after the claim.
+	Message *domain.Message
+	// Epoch is the lease epoch of its queue at the claim; its outcome
+	// carries it back.
+	Epoch uint64
+	// Payload is the payload of an outbound message; nil for inbound ones.
+	Payload []byte
+}
+
+// ClaimResult is what a claim found.
+type ClaimResult struct {
+	Claimed []Claimed
+	// Candidates counts ready blacklist candidates left unclaimed
+	// (CandidatesSkip).
+	Candidates int
+	// NextDue is the earliest next_attempt_at of a WAIT message in the
+	// node's queues that is not due yet; zero when there is none.
+	NextDue time.Time
+	// More reports that the claim stopped at its limit with more ready.
+	More bool
+	// Params are the tuning values set, when asked for and inbound
+	// messages were claimed.
+	Params []domain.Param
+}
+
+// OutcomeKind says what became of a claimed message.
+type OutcomeKind int
+
+// The outcomes of §4.
+const (
+	// OutcomeDelivered: DLNG→DLVD.
+	OutcomeDelivered OutcomeKind = iota + 1
+	// OutcomeRetry: DLNG→WAIT, a transient error with attempts left.
+	OutcomeRetry
+	// OutcomeFailed: DLNG→NDLV, a permanent error or no attempts left.
+	OutcomeFailed
+	// OutcomeRouted: an inbound message DLNG→DLVD, and one outbound message
+	// per route created in the same transaction, sharing its payload.
+	OutcomeRouted
+	// OutcomeHandBack: DLNG→TBDL at a clean stop; the attempt does not count.
+	OutcomeHandBack
+)
+
+// Outcome is what became of one claimed message.
+type Outcome struct {
+	ID    string
+	Epoch uint64
+	Kind  OutcomeKind
+	// Error and Class describe a Retry or a Failed outcome.
+	Error string
+	Class domain.ErrorClass
+	// NextAttemptAt is when a Retry is due.
+	NextAttemptAt time.Time
+	// Routes name the outbound messages of a Routed outcome.
+	Routes []Route
+	// Reason is the history entry's reason.
+	Reason string
+}
+
+// Route is one outbound message to create for a routed inbound message.
+type Route struct {
+	Receiver string
+	// Queue is the outbound queue, named by placement with the tuning
+	// values of the claim.
+	Queue string
+}
+
+// RecordParams describe one batch of outcomes.
+type RecordParams struct {
+	Node     Node
+	Outcomes []Outcome
+	// Claim, when set, claims in the same transaction, after the outcomes.
+	Claim *ClaimParams
+}
+
+// RecordResult is what Record did.
+type RecordResult struct {
+	// Applied holds, per outcome in order, the message as stored after it;
+	// nil where the outcome was refused.
+	Applied []*domain.Message
+	// Created holds the outbound messages Routed outcomes created.
+	Created []*domain.Message
+	// Conflicts holds, per refused outcome, why (an error wrapping
+	// domain.ErrConflict or ErrFenced).
+	Conflicts map[string]error
+	// Claim is the result of p.Claim.
+	Claim *ClaimResult
+}
+
+// RecoverParams describe one crash recovery.
+type RecoverParams struct {
+	// Node is the incarnation that recovers (history entries name it).
+	Node Node
+	// Dead is the incarnation that died.
+	Dead Node
+	// Blacklisting and Crashes are engine.blacklisting.
+	Blacklisting bool
+	Crashes      int
+}
+
+// RecoverResult is what a recovery changed.
+type RecoverResult struct {
+	// Requeued went back to TBDL as blacklist candidates.
+	Requeued []*domain.Message
+	// Blacklisted went NDLV, blacklisted.
+	Blacklisted []*domain.Message
+}
