@@ -130,6 +130,10 @@ type QueueRecord struct {
 	// Counts has the number of messages per status, kept in the same
 	// transaction as every change; statuses with no messages are absent.
 	Counts map[domain.Status]int64
+	// PassedOver counts the open messages that left the queue's order
+	// (domain.PassedOver: EO messages NDLV by a permanent error or by
+	// blacklisting); they are part of Counts[NDLV] but hold nothing up.
+	PassedOver int64
 	// LastSeq is the last seq assigned in this queue.
 	LastSeq   uint64
 	CreatedAt time.Time

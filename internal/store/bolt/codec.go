@@ -56,15 +56,16 @@ type storedHistory struct {
 
 // storedQueue is a queue record with its counters.
 type storedQueue struct {
-	Name      string                  `json:"name"`
-	QoS       domain.QoS              `json:"qos"`
-	Stage     domain.Stage            `json:"stage"`
-	Receiver  string                  `json:"receiver,omitempty"`
-	Stopped   bool                    `json:"stopped,omitempty"`
-	Epoch     uint64                  `json:"epoch,omitempty"`
-	Counts    map[domain.Status]int64 `json:"counts,omitempty"`
-	LastSeq   uint64                  `json:"last_seq,omitempty"`
-	CreatedAt time.Time               `json:"created_at"`
+	Name       string                  `json:"name"`
+	QoS        domain.QoS              `json:"qos"`
+	Stage      domain.Stage            `json:"stage"`
+	Receiver   string                  `json:"receiver,omitempty"`
+	Stopped    bool                    `json:"stopped,omitempty"`
+	Epoch      uint64                  `json:"epoch,omitempty"`
+	Counts     map[domain.Status]int64 `json:"counts,omitempty"`
+	PassedOver int64                   `json:"passed_over,omitempty"`
+	LastSeq    uint64                  `json:"last_seq,omitempty"`
+	CreatedAt  time.Time               `json:"created_at"`
 }
 
 // storedAudit is one audit entry; its seq is the key.

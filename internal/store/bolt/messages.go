@@ -89,7 +89,7 @@ func (t *txn) Insert(m *domain.Message, payload []byte, h domain.HistoryEntry) e
 	if err := t.index(m, "", 0); err != nil {
 		return err
 	}
-	q.Counts[m.Status]++
+	count(q, m, 1)
 	return t.putQueue(q)
 }
 
@@ -154,17 +154,16 @@ func (t *txn) Transition(p store.TransitionParams) (*domain.Message, error) {
 	if err := t.appendHistory(next.ID, h); err != nil {
 		return nil, err
 	}
-	if cur.Status == next.Status {
+	if cur.Status != next.Status {
+		if err := t.index(next, cur.Status, cur.Seq); err != nil {
+			return nil, err
+		}
+	}
+	if cur.Status == next.Status && passedOver(cur) == passedOver(next) {
 		return next, nil
 	}
-	if err := t.index(next, cur.Status, cur.Seq); err != nil {
-		return nil, err
-	}
-	q.Counts[cur.Status]--
-	if q.Counts[cur.Status] <= 0 {
-		delete(q.Counts, cur.Status)
-	}
-	q.Counts[next.Status]++
+	count(q, cur, -1)
+	count(q, next, 1)
 	return next, t.putQueue(q)
 }
 
@@ -199,10 +198,7 @@ func (t *txn) Delete(id string) error {
 	if err := t.bucket(bucketMessages).Delete([]byte(id)); err != nil {
 		return fmt.Errorf("message %s: delete: %w", id, err)
 	}
-	q.Counts[m.Status]--
-	if q.Counts[m.Status] <= 0 {
-		delete(q.Counts, m.Status)
-	}
+	count(q, m, -1)
 	return t.putQueue(q)
 }
 

@@ -123,3 +123,19 @@ func (t *txn) Head(queue string) (*domain.Message, error) {
 	})
 	return head, err
 }
+
+// count adds n to the counters of q that m counts in: its status and, if
+// it is passed over, PassedOver.
+func count(q *store.QueueRecord, m *domain.Message, n int64) {
+	q.Counts[m.Status] += n
+	if q.Counts[m.Status] <= 0 {
+		delete(q.Counts, m.Status)
+	}
+	if passedOver(m) {
+		q.PassedOver += n
+	}
+}
+
+func passedOver(m *domain.Message) bool {
+	return domain.PassedOver(m.QoS, m.Status, m.ErrorClass)
+}

@@ -141,9 +141,14 @@ func requireConsistent(t *testing.T, b *testBundle) {
 		queueNames = append(queueNames, q.Name)
 		msgs := byQueue[q.Name]
 		counts := map[domain.Status]int64{}
+		var passedOver int64
 		for _, m := range msgs {
 			counts[m.Status]++
+			if domain.PassedOver(m.QoS, m.Status, m.ErrorClass) {
+				passedOver++
+			}
 		}
+		require.Equal(t, passedOver, q.PassedOver, "queue %s: messages passed over", q.Name)
 		for st, n := range q.Counts {
 			require.Positive(t, n, "queue %s: count of %s", q.Name, st)
 		}
