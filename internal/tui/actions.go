@@ -57,8 +57,11 @@ func targets(items []item) []target {
 			out = append(out, target{id: it.msg.ID, queue: it.msg.Queue, status: it.msg.Status, black: it.msg.Blacklisted})
 		case it.queue != nil && it.queue.Head != nil:
 			h := it.queue.Head
-			out = append(out, target{id: h.ID, queue: it.queue.Name, status: h.Status, black: h.Blacklisted,
-				behind: max(it.queue.Depth-1, 0)})
+			t := target{id: h.ID, queue: it.queue.Name, status: h.Status, black: h.Blacklisted}
+			if it.queue.Behind != nil {
+				t.behind = *it.queue.Behind
+			}
+			out = append(out, t)
 		}
 	}
 	return out

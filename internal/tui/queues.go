@@ -78,7 +78,7 @@ func (s queueSource) item(q *domain.Queue) item {
 		cells = []string{q.Name, string(q.QoS), head(func(h *domain.QueueHead) string { return h.ID }), status,
 			output.Age(q.BlockedSince, s.now()), head(func(h *domain.QueueHead) string { return strconv.Itoa(h.Attempts) }),
 			head(func(h *domain.QueueHead) string { return strconv.Itoa(h.Crashes) }),
-			strconv.FormatInt(max(q.Depth-1, 0), 10), errText}
+			behindCell(q), errText}
 	} else {
 		cells = []string{q.Name, string(q.QoS), string(q.Stage), string(q.State), strconv.FormatInt(q.Depth, 10),
 			count(domain.StatusTBDL), count(domain.StatusWAIT), count(domain.StatusHOLD), count(domain.StatusNDLV),
@@ -92,4 +92,11 @@ func dash(s string) string {
 		return "-"
 	}
 	return strings.ReplaceAll(s, "\n", " ")
+}
+
+func behindCell(q *domain.Queue) string {
+	if q.Behind == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*q.Behind, 10)
 }
