@@ -1,16 +1,23 @@
-// Package admin is the one service through which every front end — the CLI
-// in embedded mode, the HTTP API and the TUI — reads and changes queuectl's
-// state. The local implementation works on a store; a remote client will
-// implement the same interface over HTTP.
+// Package admin is the one service through which every front end — the CLI,
+// the HTTP API and the TUI — reads and changes queuectl's state. The local
+// implementation (admin/local) works on a store; the remote client
+// (admin/remote) implements the same interface over the HTTP API; admintest
+// is the suite both pass. The seam has its own types and sentinel errors:
+// nothing of the store's leaks through it.
 package admin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/queuectl/queuectl/internal/domain"
 )
+
+// ErrStop, returned by the function a walk (Queues, QueueMessages, Messages,
+// Audit) calls for each item, ends the walk early without an error.
+var ErrStop = errors.New("stop the walk")
 
 // Service is what an operator or producer can do.
 type Service interface {

@@ -20,7 +20,7 @@ import (
 
 func TestLocal(t *testing.T) {
 	t.Parallel()
-	admintest.Run(t, func(t *testing.T) admin.Service {
+	admintest.Run(t, func(t *testing.T) (admin.Service, store.Store) {
 		return newLocal(t)
 	})
 }
@@ -29,39 +29,30 @@ func TestLocal(t *testing.T) {
 // serves it: trusted, every request allowed.
 func TestRemoteSocket(t *testing.T) {
 	t.Parallel()
-	admintest.Run(t, func(t *testing.T) admin.Service {
-		return newRemote(t)
-	})
+	admintest.Run(t, newRemote)
 }
 
-func newLocal(t *testing.T) *local.Service {
+func newLocal(t *testing.T) (*local.Service, store.Store) {
 	t.Helper()
 	st, err := bolt.Open(filepath.Join(t.TempDir(), "q.db"), bolt.Options{NoSync: true})
 	require.NoError(t, err)
-	svc := local.New(st, local.Options{MaxPayload: admintest.MaxPayload})
+	svc := local.New(st, local.Options{MaxPayload: admintest.MaxPayload, Receivers: admintest.Receivers})
 	t.Cleanup(func() { require.NoError(t, svc.Close()) })
-	return svc
+	return svc, st
 }
 
-// remoteService is a remote client together with the store of the server
-// it talks to, for the suite's engine-side setup.
-type remoteService struct {
-	*remote.Client
-	st store.Store
-}
-
-func (r *remoteService) Store() store.Store { return r.st }
-
-func newRemote(t *testing.T) *remoteService {
+// newRemote returns a remote client of a server on a local service,
+// together with that service's store.
+func newRemote(t *testing.T) (admin.Service, store.Store) {
 	t.Helper()
-	svc := newLocal(t)
+	svc, st := newLocal(t)
 	api := httpapi.New(httpapi.Options{Service: svc, Auditor: svc, MaxPayload: admintest.MaxPayload})
 	srv := httptest.NewServer(api.Handler(true))
 	t.Cleanup(srv.Close)
 	c, err := remote.New(remote.Options{Server: srv.URL})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, c.Close()) })
-	return &remoteService{Client: c, st: svc.Store()}
+	return c, st
 }
 
 // TestErrorKindsCrossTheWire checks that every kind of error, its text and

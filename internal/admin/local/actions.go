@@ -79,8 +79,7 @@ func (s *Service) Act(ctx context.Context, p admin.ActParams) (*admin.BulkResult
 	s = s.as(ctx)
 	targets, err := s.checkTargets(p)
 	if err != nil {
-		s.auditRefusal(ctx, p, err)
-		return nil, err
+		return nil, s.refused(ctx, string(p.Action), p.Targets, domain.AuditError, err)
 	}
 	res := admin.NewBulkResult()
 	res.DryRun = p.DryRun
@@ -99,7 +98,7 @@ func (s *Service) Act(ctx context.Context, p admin.ActParams) (*admin.BulkResult
 					touched = append(touched, q)
 				}
 			}
-			if err := s.settle(w, p, touched); err != nil {
+			if err := s.restoreHold(w, p, touched); err != nil {
 				return err
 			}
 			if p.DryRun {
@@ -201,11 +200,11 @@ func (s *Service) actOne(w store.Writer, p admin.ActParams, target string, br *a
 	return m.Queue, nil
 }
 
-// settle restores the HOLD rule in the queues a batch of message actions
+// restoreHold restores the HOLD rule in the queues a batch of message actions
 // changed. It runs once after every target of the batch was applied, not
 // after each: failing a blocked head together with the messages held behind
 // it must fail them all, not release them for delivery half way.
-func (s *Service) settle(w store.Writer, p admin.ActParams, queues []string) error {
+func (s *Service) restoreHold(w store.Writer, p admin.ActParams, queues []string) error {
 	if p.Action.QueueAction() {
 		return nil
 	}
@@ -264,25 +263,6 @@ func (s *Service) auditEntry(p admin.ActParams, targets []string, br *admin.Bulk
 		At: s.opts.Now(), Actor: s.opts.Actor, Source: s.opts.Source, Action: string(p.Action),
 		Targets: targets, Result: result, Detail: strings.Join(detail, "; "),
 	}
-}
-
-// auditRefusal records an action refused before it ran.
-func (s *Service) auditRefusal(ctx context.Context, p admin.ActParams, cause error) {
-	s.audit(ctx, string(p.Action), p.Targets, domain.AuditError, cause.Error())
-}
-
-// audit writes one audit entry in a transaction of its own (for actions
-// that changed nothing, so there is no other transaction to share).
-func (s *Service) audit(ctx context.Context, action string, targets []string, result, detail string) {
-	if len(targets) > actBatch {
-		targets = targets[:actBatch]
-	}
-	_ = s.st.Update(ctx, func(w store.Writer) error {
-		return w.AppendAudit(&domain.AuditEntry{
-			At: s.opts.Now(), Actor: s.opts.Actor, Source: s.opts.Source, Action: action,
-			Targets: targets, Result: result, Detail: detail,
-		})
-	})
 }
 
 func joinStatuses(ss []domain.Status) string {

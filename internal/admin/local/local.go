@@ -23,6 +23,9 @@ type Options struct {
 	Actor string
 	// Source is the audit log's source address of changes made here.
 	Source string
+	// Receivers are the configured receivers (receivers: in the
+	// configuration): a receiver's own EO_OUTBOUND_PARALLEL must name one.
+	Receivers []string
 	// Notify, if set, is told which queues an action changed, so that an
 	// engine in the same process looks at them at once.
 	Notify func(queues ...string)
@@ -63,9 +66,6 @@ func New(st store.Store, opts Options) *Service {
 	return &Service{st: st, opts: opts, placer: placement.Placer{Role: opts.Role, Rand: opts.Rand}}
 }
 
-// Store returns the store the service works on.
-func (s *Service) Store() store.Store { return s.st }
-
 // Close closes the store.
 func (s *Service) Close() error { return s.st.Close() }
 
@@ -83,10 +83,4 @@ func (s *Service) as(ctx context.Context) *Service {
 	cp := *s
 	cp.opts.Actor, cp.opts.Source = c.Actor, c.Source
 	return &cp
-}
-
-// RecordAudit appends an audit entry in a transaction of its own: a request
-// refused before it reached the service (§6: refusals are audited too).
-func (s *Service) RecordAudit(ctx context.Context, e *domain.AuditEntry) error {
-	return s.st.Update(ctx, func(w store.Writer) error { return w.AppendAudit(e) })
 }

@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"errors"
 	"path"
 	"slices"
 	"strings"
@@ -36,7 +37,7 @@ func (s *Service) Queues(ctx context.Context, f admin.QueueFilter, fn func(*doma
 			if len(f.States) > 0 && !slices.Contains(f.States, q.State) {
 				return nil
 			}
-			if err := fn(q); err != nil {
+			if err := stopAs(fn(q)); err != nil {
 				return err
 			}
 			if n++; f.Limit > 0 && n >= f.Limit {
@@ -150,7 +151,8 @@ func (s *Service) QueueMessages(ctx context.Context, name string, p admin.QueueM
 		if _, err := r.Queue(name); err != nil {
 			return err
 		}
-		return r.QueueMessages(name, store.QueueMessagesParams{Open: !p.All, AfterSeq: p.AfterSeq, Limit: p.Limit}, fn)
+		return r.QueueMessages(name, store.QueueMessagesParams{Open: !p.All, AfterSeq: p.AfterSeq, Limit: p.Limit},
+			func(m *domain.Message) error { return stopAs(fn(m)) })
 	})
 }
 
@@ -172,7 +174,7 @@ func (s *Service) Messages(ctx context.Context, f admin.MessageFilter, fn func(*
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			return fn(m)
+			return stopAs(fn(m))
 		})
 	})
 }
@@ -217,4 +219,13 @@ func messageID(id string) (string, error) {
 		return "", err
 	}
 	return strings.ToLower(id), nil
+}
+
+// stopAs passes a walk function's error on to the store's walk, with
+// admin.ErrStop, which ends the caller's walk, as the store's own ErrStop.
+func stopAs(err error) error {
+	if errors.Is(err, admin.ErrStop) {
+		return store.ErrStop
+	}
+	return err
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/domain"
@@ -95,8 +94,7 @@ func (s *Service) Tune(ctx context.Context, param, sub string, value int) (*admi
 	}
 	target := []string{param + "/" + sub}
 	if err := checkTuning(param, sub, value); err != nil {
-		s.audit(ctx, action, target, domain.AuditError, err.Error())
-		return nil, err
+		return nil, s.refused(ctx, action, target, domain.AuditError, err)
 	}
 	err := s.st.Update(ctx, func(w store.Writer) error {
 		var err error
@@ -150,38 +148,4 @@ func checkTuning(param, sub string, value int) error {
 		return domain.Invalidf("value %d for %s must be from 1 to %d", value, param, MaxParallel)
 	}
 	return nil
-}
-
-// Audit lists audit entries.
-func (s *Service) Audit(ctx context.Context, f admin.AuditFilter, fn func(*domain.AuditEntry) error) error {
-	return s.view(ctx, func(r store.Reader) error {
-		return r.Audit(store.AuditFilter{Since: f.Since, Actor: f.Actor, AfterSeq: f.AfterSeq, Limit: f.Limit}, fn)
-	})
-}
-
-// Purge deletes DLVD and FAIL messages last changed before their cutoffs,
-// with an audit entry per batch; NDLV, WAIT, HOLD, TBDL, DLNG and PEND are
-// never purged.
-func (s *Service) Purge(ctx context.Context, p admin.PurgeParams) (*admin.PurgeResult, error) {
-	s = s.as(ctx)
-	res := &admin.PurgeResult{Counts: map[domain.Status]int{}, DryRun: p.DryRun}
-	for _, c := range []struct {
-		status domain.Status
-		cutoff time.Time
-	}{{domain.StatusDLVD, p.DeliveredBefore}, {domain.StatusFAIL, p.FailedBefore}} {
-		cutoff := c.cutoff
-		if cutoff.IsZero() {
-			continue
-		}
-		n, err := store.Purge(ctx, s.st, c.status, cutoff, p.DryRun, func(w store.Writer, ids []string) error {
-			return w.AppendAudit(&domain.AuditEntry{At: s.opts.Now(), Actor: s.opts.Actor, Source: s.opts.Source,
-				Action: "purge", Targets: ids, Result: domain.AuditOK,
-				Detail: fmt.Sprintf("%d %s messages last changed before %s", len(ids), c.status, cutoff.Format(time.RFC3339))})
-		})
-		res.Counts[c.status] = n
-		if err != nil {
-			return res, err
-		}
-	}
-	return res, nil
 }

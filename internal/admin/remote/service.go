@@ -15,7 +15,6 @@ import (
 	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/admin/wire"
 	"github.com/queuectl/queuectl/internal/domain"
-	"github.com/queuectl/queuectl/internal/store"
 )
 
 // sendBatch is how many messages one request carries.
@@ -90,7 +89,7 @@ func sendError(err error, n, start, size int, stored []*domain.Message) ([]*doma
 }
 
 // pages walks a paged list: fn gets each item; limit 0 is all.
-// A walk function may end the walk early with store.ErrStop, as with the local service.
+// A walk function may end the walk early with admin.ErrStop, as with the local service.
 func pages[T any](ctx context.Context, c *Client, path string, q url.Values, limit int, fn func(T) error) error {
 	n := 0
 	for {
@@ -105,7 +104,7 @@ func pages[T any](ctx context.Context, c *Client, path string, q url.Values, lim
 		}
 		for _, it := range page.Items {
 			if err := fn(it); err != nil {
-				if errors.Is(err, store.ErrStop) {
+				if errors.Is(err, admin.ErrStop) {
 					return nil
 				}
 				return err
