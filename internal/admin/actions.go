@@ -42,13 +42,38 @@ const (
 // QueueAction reports whether a targets queue names rather than message ids.
 func (a Action) QueueAction() bool { return a == ActStop || a == ActStart }
 
-// ActParams describe one call of Act.
+// Selects reports whether a queue action selects q when it acts on a
+// selection: stop the queues that run, start the stopped ones.
+func (a Action) Selects(q *domain.Queue) bool {
+	return a.QueueAction() && q.Stopped == (a == ActStart)
+}
+
+// ActParams describe one call of Act: one action, however many targets.
 type ActParams struct {
-	Action  Action
+	Action Action
+	// Targets are message ids, or queue names for queue actions.
 	Targets []string
+	// Select, instead of Targets, names the targets by the filters of the
+	// list commands (--all).
+	Select *Selection
 	// Reason is recorded in the history and audit log (message fail).
 	Reason string
 	DryRun bool
+	// CountOnly leaves the result's ChangedIDs empty (Changed still counts
+	// them), for a caller that prints a summary of a large selection.
+	CountOnly bool
+}
+
+// Selection names an action's targets by a filter: the messages or queues
+// the list commands would show, in id (name) order, up to and including
+// Last, so that what appeared after the operator counted is left alone.
+// A queue action selects only the queues it can change (Action.Selects).
+// After and Limit of the filter are the service's to set.
+type Selection struct {
+	Messages *MessageFilter
+	Queues   *QueueFilter
+	// Last is the last target counted; empty is no bound.
+	Last string
 }
 
 // BulkResult is the outcome of an action over many targets (§5).

@@ -188,8 +188,13 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) error {
 	if err := s.decode(w, r, &body, 16<<20); err != nil {
 		return refusal{err}
 	}
+	sel, err := body.Select.Selection()
+	if err != nil {
+		return refusal{err}
+	}
 	res, err := s.opts.Service.Act(r.Context(), admin.ActParams{
-		Action: admin.Action(r.PathValue("action")), Targets: body.Targets, Reason: body.Reason, DryRun: body.DryRun,
+		Action: admin.Action(r.PathValue("action")), Targets: body.Targets, Select: sel, Reason: body.Reason,
+		DryRun: body.DryRun, CountOnly: body.CountOnly,
 	})
 	if err != nil {
 		return err

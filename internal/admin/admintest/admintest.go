@@ -69,6 +69,7 @@ func Run(t *testing.T, newService NewService) {
 		{"ActDryRun", testActDryRun},
 		{"ActRefused", testActRefused},
 		{"ActMany", testActMany},
+		{"ActSelection", testActSelection},
 		{"Tuning", testTuning},
 		{"TuneInvalid", testTuneInvalid},
 		{"Audit", testAudit},

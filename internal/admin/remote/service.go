@@ -179,7 +179,8 @@ func (c *Client) Payload(ctx context.Context, id string) ([]byte, error) {
 // Act applies an operator action on the server.
 func (c *Client) Act(ctx context.Context, p admin.ActParams) (*admin.BulkResult, error) {
 	var res admin.BulkResult
-	body := wire.ActBody{Targets: p.Targets, Reason: p.Reason, DryRun: p.DryRun}
+	body := wire.ActBody{Targets: p.Targets, Select: wire.FromSelection(p.Select), Reason: p.Reason, DryRun: p.DryRun,
+		CountOnly: p.CountOnly}
 	if body.Targets == nil {
 		body.Targets = []string{}
 	}

@@ -58,11 +58,71 @@ func (m SendMessage) Request() (domain.SendRequest, error) {
 		Interface: m.Interface, Headers: m.Headers, Prepare: m.Prepare, Payload: p}, nil
 }
 
-// ActBody is the body of POST /v1/actions/{action}.
+// ActBody is the body of POST /v1/actions/{action}: the targets, or a
+// selection instead of them.
 type ActBody struct {
-	Targets []string `json:"targets"`
-	Reason  string   `json:"reason,omitempty"`
-	DryRun  bool     `json:"dry_run,omitempty"`
+	Targets   []string    `json:"targets"`
+	Select    *SelectBody `json:"select,omitempty"`
+	Reason    string      `json:"reason,omitempty"`
+	DryRun    bool        `json:"dry_run,omitempty"`
+	CountOnly bool        `json:"count_only,omitempty"`
+}
+
+// SelectBody names an action's targets by a filter, written as the query
+// string its list endpoint takes: messages as GET /v1/messages, queues as
+// GET /v1/queues ("" selects all). Last bounds the selection.
+type SelectBody struct {
+	Messages *string `json:"messages,omitempty"`
+	Queues   *string `json:"queues,omitempty"`
+	Last     string  `json:"last,omitempty"`
+}
+
+// FromSelection encodes a selection.
+func FromSelection(sel *admin.Selection) *SelectBody {
+	if sel == nil {
+		return nil
+	}
+	b := &SelectBody{Last: sel.Last}
+	if sel.Messages != nil {
+		q := MessageQuery(*sel.Messages).Encode()
+		b.Messages = &q
+	}
+	if sel.Queues != nil {
+		q := QueueQuery(*sel.Queues).Encode()
+		b.Queues = &q
+	}
+	return b
+}
+
+// Selection decodes a selection.
+func (b *SelectBody) Selection() (*admin.Selection, error) {
+	if b == nil {
+		return nil, nil
+	}
+	sel := &admin.Selection{Last: b.Last}
+	if b.Messages != nil {
+		q, err := url.ParseQuery(*b.Messages)
+		if err != nil {
+			return nil, domain.Invalidf("select.messages is not a query string: %v", err)
+		}
+		f, err := ParseMessageQuery(q)
+		if err != nil {
+			return nil, err
+		}
+		sel.Messages = &f
+	}
+	if b.Queues != nil {
+		q, err := url.ParseQuery(*b.Queues)
+		if err != nil {
+			return nil, domain.Invalidf("select.queues is not a query string: %v", err)
+		}
+		f, err := ParseQueueQuery(q)
+		if err != nil {
+			return nil, err
+		}
+		sel.Queues = &f
+	}
+	return sel, nil
 }
 
 // TuneBody is the body of PUT /v1/tuning/{param}.

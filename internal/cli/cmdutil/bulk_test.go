@@ -26,6 +26,7 @@ type bulkAdmin struct {
 	t        *testing.T
 	statuses map[string]domain.Status
 	calls    [][]string
+	params   []admin.ActParams
 	walking  bool
 	// onCount, if set, runs after the first complete walk (the count).
 	onCount func()
@@ -67,10 +68,22 @@ func (a *bulkAdmin) Messages(_ context.Context, f admin.MessageFilter, fn func(*
 	return nil
 }
 
-func (a *bulkAdmin) Act(_ context.Context, p admin.ActParams) (*admin.BulkResult, error) {
+func (a *bulkAdmin) Act(ctx context.Context, p admin.ActParams) (*admin.BulkResult, error) {
 	require.False(a.t, a.walking, "Act was called inside a walk of Messages")
 	if a.onAct != nil {
 		a.onAct()
+	}
+	a.params = append(a.params, p)
+	if p.Select != nil {
+		// What the service selects: the filter's messages up to Last.
+		var sel []string
+		require.NoError(a.t, a.Messages(ctx, *p.Select.Messages, func(m *domain.Message) error {
+			if m.ID <= p.Select.Last {
+				sel = append(sel, m.ID)
+			}
+			return nil
+		}))
+		p.Targets = sel
 	}
 	for _, id := range p.Targets {
 		if err := domain.ValidID(id); err != nil {
@@ -123,7 +136,7 @@ func setupBulk(t *testing.T, a *bulkAdmin, format output.Format, stdin string) *
 	}
 	b.action = &cmdutil.BulkAction{
 		Action: admin.ActResend, Verb: "resend", Change: "NDLV/WAIT → TBDL", Noun: "message",
-		Select: []cmdutil.Selection{cmdutil.SelectMessages(admin.MessageFilter{Statuses: []domain.Status{domain.StatusNDLV}})},
+		Select: &admin.Selection{Messages: &admin.MessageFilter{Statuses: []domain.Status{domain.StatusNDLV}}},
 	}
 	return b
 }
@@ -300,7 +313,9 @@ func TestBulkStdinEmpty(t *testing.T) {
 	require.JSONEq(t, `{"changed":0,"changed_ids":[],"skipped":[],"not_found":[]}`, b.out.String())
 }
 
-func TestBulkAllChunksWithCursor(t *testing.T) {
+// TestBulkAllIsOneAction: --all counts, then has the service act on the
+// selection up to the last target counted, in one call, whatever its size.
+func TestBulkAllIsOneAction(t *testing.T) {
 	t.Parallel()
 
 	const n = cmdutil.BulkChunk + 10
@@ -311,31 +326,22 @@ func TestBulkAllChunksWithCursor(t *testing.T) {
 	b := setupBulk(t, a, output.Table, "")
 	b.opts.All, b.opts.Yes = true, true
 	require.NoError(t, b.run(t))
-	require.Len(t, a.calls, 2)
-	require.Len(t, a.calls[0], cmdutil.BulkChunk)
-	require.Equal(t, testID(0), a.calls[0][0])
-	require.Len(t, a.calls[1], 10)
-	require.Equal(t, testID(n-1), a.calls[1][9])
+	require.Len(t, a.params, 1, "one action")
+	p := a.params[0]
+	require.Equal(t, testID(n-1), p.Select.Last, "bounded by the count")
+	require.Equal(t, []domain.Status{domain.StatusNDLV}, p.Select.Messages.Statuses)
+	require.True(t, p.CountOnly, "a table prints a summary: no changed ids needed")
+	require.Len(t, a.calls[0], n)
 	require.Equal(t, domain.StatusNDLV, a.statuses[testID(n+5)], "counted before it arrived, so not resent")
 	require.Equal(t, "changed 1,010: resend NDLV/WAIT → TBDL\n", b.out.String())
-}
 
-func TestBulkAllSelectionsInOrder(t *testing.T) {
-	t.Parallel()
-
-	a := newBulkAdmin(t, 4, domain.StatusNDLV)
-	a.statuses[testID(0)] = domain.StatusWAIT
-	a.statuses[testID(1)] = domain.StatusWAIT
-	b := setupBulk(t, a, output.Table, "y\n")
-	b.opts.All, b.opts.IO.StdinTTY = true, true
-	b.action.Select = []cmdutil.Selection{
-		cmdutil.SelectMessages(admin.MessageFilter{Statuses: []domain.Status{domain.StatusNDLV}}),
-		cmdutil.SelectMessages(admin.MessageFilter{Statuses: []domain.Status{domain.StatusWAIT}}),
-	}
-	err := b.run(t)
-	require.ErrorIs(t, err, cmdutil.ErrPartial, "the fake resends NDLV only")
-	require.Equal(t, "Resend 4 messages? [y/N] ", b.errOut.String(), "the count covers every selection")
-	require.Equal(t, [][]string{{testID(2), testID(3)}, {testID(0), testID(1)}}, a.calls, "one selection after the other")
+	// -o ids needs the changed ids.
+	a = newBulkAdmin(t, 3, domain.StatusNDLV)
+	b = setupBulk(t, a, output.IDs, "")
+	b.opts.All, b.opts.Yes = true, true
+	require.NoError(t, b.run(t))
+	require.False(t, a.params[0].CountOnly)
+	require.Equal(t, testID(0)+"\n"+testID(1)+"\n"+testID(2)+"\n", b.out.String())
 }
 
 func TestBulkAllNoMatch(t *testing.T) {
@@ -383,7 +389,7 @@ func TestBulkAllConfirmsOnTerminal(t *testing.T) {
 	b.opts.All, b.opts.IO.StdinTTY = true, true
 	require.NoError(t, b.run(t))
 	require.Equal(t, "Resend 1,204 messages? [y/N] ", b.errOut.String())
-	require.Len(t, a.calls, 2)
+	require.Len(t, a.calls, 1)
 }
 
 func TestBulkUsageErrors(t *testing.T) {
