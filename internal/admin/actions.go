@@ -16,9 +16,12 @@ type Operator interface {
 	Act(ctx context.Context, p ActParams) (*BulkResult, error)
 	// Tuning lists the tuning values (§7) with the queues that exist for each.
 	Tuning(ctx context.Context) ([]TuningEntry, error)
-	// Tune sets (value > 0) or unsets (value 0) a tuning value.
-	Tune(ctx context.Context, param, sub string, value int) (*TuningEntry, error)
-	// Audit calls fn for the audit entries matching f, oldest first.
+	// Tune sets or unsets a tuning value and returns the entry now in force.
+	// It checks everything itself, the value included, so that every
+	// refusal is audited the same way wherever the request came from.
+	Tune(ctx context.Context, p TuneParams) (*TuningEntry, error)
+	// Audit calls fn for the audit entries matching f, newest first (oldest
+	// first with f.OldestFirst).
 	Audit(ctx context.Context, f AuditFilter, fn func(*domain.AuditEntry) error) error
 	// Purge deletes DLVD and FAIL messages last changed before the cutoffs.
 	Purge(ctx context.Context, p PurgeParams) (*PurgeResult, error)
@@ -114,12 +117,37 @@ type TuningEntry struct {
 	Queues []string `json:"queues" yaml:"queues"`
 }
 
-// AuditFilter selects audit entries.
+// TuneParams describe one change of a tuning value (§7).
+type TuneParams struct {
+	Param string
+	// Sub is the role (EO_INBOUND_PARALLEL) or a configured receiver
+	// (EO_OUTBOUND_PARALLEL; empty: every receiver without its own value).
+	Sub string
+	// Value is the new value as the operator wrote it: a whole number from 1
+	// to MaxParallel. Empty with Unset.
+	Value string
+	// Unset removes the value, so the default applies again; unsetting a
+	// value that is not set is an error of kind not found.
+	Unset bool
+}
+
+// MaxParallel is the largest tuning value (§7).
+const MaxParallel = 9999
+
+// AuditFilter selects audit entries. Empty fields select all.
 type AuditFilter struct {
-	Since    time.Time
-	Actor    string
-	AfterSeq uint64
-	Limit    int
+	Since  time.Time
+	Actor  string
+	Action string
+	// Result is ok, conflict, denied or error.
+	Result string
+	// OldestFirst lists the oldest entry first; by default the newest is.
+	OldestFirst bool
+	// After is the cursor: the seq of the last entry of the previous page;
+	// the list goes on after it in its own order (older entries, newest
+	// first). 0 starts at the beginning.
+	After uint64
+	Limit int
 }
 
 // PurgeParams select what `purge` deletes.

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -217,14 +216,8 @@ func (s *Server) tune(w http.ResponseWriter, r *http.Request) error {
 	if err := s.decode(w, r, &body, 1<<16); err != nil {
 		return refusal{err}
 	}
-	if body.Value == 0 {
-		// The service takes 0 for unset, which is DELETE's job; every other
-		// value is the service's to check (and to audit when it refuses it).
-		return refusal{domain.WithHint(domain.ErrInvalid,
-			fmt.Sprintf("value 0 for %s must be from 1 to 9999", r.PathValue("param")),
-			"DELETE /v1/tuning/{param} unsets a value")}
-	}
-	e, err := s.opts.Service.Tune(r.Context(), r.PathValue("param"), body.Sub, body.Value)
+	// The service checks the value, 0 and text included, and audits a refusal.
+	e, err := s.opts.Service.Tune(r.Context(), admin.TuneParams{Param: r.PathValue("param"), Sub: body.Sub, Value: string(body.Value)})
 	if err != nil {
 		return err
 	}
@@ -233,7 +226,7 @@ func (s *Server) tune(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) untune(w http.ResponseWriter, r *http.Request) error {
-	e, err := s.opts.Service.Tune(r.Context(), r.PathValue("param"), r.URL.Query().Get("sub"), 0)
+	e, err := s.opts.Service.Tune(r.Context(), admin.TuneParams{Param: r.PathValue("param"), Sub: r.URL.Query().Get("sub"), Unset: true})
 	if err != nil {
 		return err
 	}
@@ -247,14 +240,21 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := admin.AuditFilter{Actor: q.Get("actor"), Limit: limit}
+	f := admin.AuditFilter{Actor: q.Get("actor"), Action: q.Get("action"), Result: q.Get("result"), Limit: limit}
+	switch q.Get("order") {
+	case "", "newest":
+	case "oldest":
+		f.OldestFirst = true
+	default:
+		return domain.Invalidf("order %q must be newest (the default) or oldest", q.Get("order"))
+	}
 	if v := q.Get("since"); v != "" {
 		if f.Since, err = time.Parse(time.RFC3339Nano, v); err != nil {
 			return domain.Invalidf("since %q is not an RFC 3339 time", v)
 		}
 	}
 	if v := q.Get("after"); v != "" {
-		if f.AfterSeq, err = strconv.ParseUint(v, 10, 64); err != nil {
+		if f.After, err = strconv.ParseUint(v, 10, 64); err != nil {
 			return domain.Invalidf("after %q must be an audit seq number", v)
 		}
 	}

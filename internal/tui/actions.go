@@ -209,19 +209,21 @@ func (p *pendingAction) showTuneChange() {
 	}
 }
 
-// confirmTune turns the typed value into the action, or says what is wrong.
+// confirmTune turns the typed value into the action: 0 unsets, anything
+// else is the service's to check (and to audit when it refuses it).
 func (p *pendingAction) confirmTune() error {
-	v, err := strconv.Atoi(strings.TrimSpace(p.dialog.Input.Value()))
-	if err != nil || v < 0 || v > 9999 {
-		return fmt.Errorf("%q is not a value from 0 to 9999", p.dialog.Input.Value())
-	}
+	typed := strings.TrimSpace(p.dialog.Input.Value())
 	e := p.tune
+	tp := admin.TuneParams{Param: e.Param, Sub: e.Sub, Value: typed}
+	if typed == "0" {
+		tp = admin.TuneParams{Param: e.Param, Sub: e.Sub, Unset: true}
+	}
 	p.run = func(ctx context.Context, svc admin.Service) (string, error) {
-		got, err := svc.Tune(ctx, e.Param, e.Sub, v)
+		got, err := svc.Tune(ctx, tp)
 		if err != nil {
 			return "", err
 		}
-		if v == 0 {
+		if tp.Unset {
 			return fmt.Sprintf("%s%s unset: back to %d", e.Param, subLabel(e.Sub), got.Value), nil
 		}
 		return fmt.Sprintf("%s%s: %d → %d", e.Param, subLabel(e.Sub), e.Value, got.Value), nil

@@ -177,7 +177,7 @@ func testActRefused(t *testing.T, b *bundle) {
 
 	// Refusals are audited as errors.
 	var refused []*domain.AuditEntry
-	for _, e := range b.auditLog(t, admin.AuditFilter{}) {
+	for _, e := range b.auditLog(t, admin.AuditFilter{OldestFirst: true}) {
 		if e.Result == domain.AuditError {
 			refused = append(refused, e)
 		}
@@ -205,7 +205,7 @@ func testActMany(t *testing.T, b *bundle) {
 	require.Empty(t, b.messages(t, admin.MessageFilter{Statuses: []domain.Status{domain.StatusPEND}}))
 
 	var commits []*domain.AuditEntry
-	for _, e := range b.auditLog(t, admin.AuditFilter{}) {
+	for _, e := range b.auditLog(t, admin.AuditFilter{OldestFirst: true}) {
 		if e.Action == string(admin.ActCommit) {
 			commits = append(commits, e)
 		}

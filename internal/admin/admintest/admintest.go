@@ -72,6 +72,7 @@ func Run(t *testing.T, newService NewService) {
 		{"ActSelection", testActSelection},
 		{"Tuning", testTuning},
 		{"TuneInvalid", testTuneInvalid},
+		{"TuneUnsetNotSet", testTuneUnsetNotSet},
 		{"Audit", testAudit},
 		{"AuditPaging", testAuditPaging},
 		{"Purge", testPurge},

@@ -198,15 +198,15 @@ func (c *Client) Tuning(ctx context.Context) ([]admin.TuningEntry, error) {
 	return out, err
 }
 
-// Tune sets (value > 0) or unsets (value 0) a tuning value.
-func (c *Client) Tune(ctx context.Context, param, sub string, value int) (*admin.TuningEntry, error) {
+// Tune sets or unsets a tuning value on the server, which checks it.
+func (c *Client) Tune(ctx context.Context, p admin.TuneParams) (*admin.TuningEntry, error) {
 	var e admin.TuningEntry
-	path := "/v1/tuning/" + segment(param)
+	path := "/v1/tuning/" + segment(p.Param)
 	var err error
-	if value == 0 {
-		err = c.do(ctx, http.MethodDelete, path, url.Values{"sub": {sub}}, nil, &e)
+	if p.Unset {
+		err = c.do(ctx, http.MethodDelete, path, url.Values{"sub": {p.Sub}}, nil, &e)
 	} else {
-		err = c.do(ctx, http.MethodPut, path, nil, wire.TuneBody{Sub: sub, Value: value}, &e)
+		err = c.do(ctx, http.MethodPut, path, nil, wire.TuneBody{Sub: p.Sub, Value: wire.TuneValue(p.Value)}, &e)
 	}
 	if err != nil {
 		return nil, err
@@ -220,11 +220,16 @@ func (c *Client) Audit(ctx context.Context, f admin.AuditFilter, fn func(*domain
 	if !f.Since.IsZero() {
 		q.Set("since", f.Since.UTC().Format(time.RFC3339Nano))
 	}
-	if f.Actor != "" {
-		q.Set("actor", f.Actor)
+	for k, v := range map[string]string{"actor": f.Actor, "action": f.Action, "result": f.Result} {
+		if v != "" {
+			q.Set(k, v)
+		}
 	}
-	if f.AfterSeq > 0 {
-		q.Set("after", strconv.FormatUint(f.AfterSeq, 10))
+	if f.OldestFirst {
+		q.Set("order", "oldest")
+	}
+	if f.After > 0 {
+		q.Set("after", strconv.FormatUint(f.After, 10))
 	}
 	return pages(ctx, c, "/v1/audit", q, f.Limit, fn)
 }

@@ -5,6 +5,8 @@ package wire
 
 import (
 	"encoding/base64"
+	"encoding/json"
+	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -127,8 +129,36 @@ func (b *SelectBody) Selection() (*admin.Selection, error) {
 
 // TuneBody is the body of PUT /v1/tuning/{param}.
 type TuneBody struct {
-	Sub   string `json:"sub"`
-	Value int    `json:"value"`
+	Sub   string    `json:"sub"`
+	Value TuneValue `json:"value"`
+}
+
+// TuneValue is a tuning value as a request carries it: a JSON number, or
+// the text an operator typed as a JSON string, which the service checks —
+// so that a value refused is refused, and audited, by the service alone.
+type TuneValue string
+
+// MarshalJSON writes a whole number as a number, anything else as a string.
+func (v TuneValue) MarshalJSON() ([]byte, error) {
+	if _, err := strconv.Atoi(string(v)); err == nil {
+		return []byte(v), nil
+	}
+	return json.Marshal(string(v))
+}
+
+// UnmarshalJSON reads a number or a string.
+func (v *TuneValue) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*v = TuneValue(s)
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("value must be a number: %s", b)
+	}
+	*v = TuneValue(n.String())
+	return nil
 }
 
 // PurgeBody is the body of POST /v1/purge.

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -126,6 +128,7 @@ func (f *Factory) openAdmin() (admin.Service, error) {
 		Role:       role,
 		MaxPayload: int64(c.Engine.MaxPayload),
 		Actor:      localActor(),
+		Receivers:  slices.Sorted(maps.Keys(c.Receivers)),
 	}), nil
 }
 
