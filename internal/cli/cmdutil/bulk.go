@@ -237,6 +237,9 @@ func (r *bulkRun) stdin(ctx context.Context) error {
 		read++
 		t := sc.Text()
 		if err := r.checkTarget(t); err != nil {
+			// The service refuses it too, and records the refusal in the
+			// audit log as it does for a malformed argument or an API call.
+			_, _ = r.svc.Act(ctx, admin.ActParams{Action: r.action.Action, Targets: []string{t}, Reason: r.opts.Reason})
 			if applied == 0 {
 				return fmt.Errorf("stdin, %s %d: %w; nothing was changed", targetWord(r.action), read, err)
 			}

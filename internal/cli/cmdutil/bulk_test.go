@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,9 +13,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuectl/queuectl/internal/admin"
+	"github.com/queuectl/queuectl/internal/admin/local"
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/output"
+	"github.com/queuectl/queuectl/internal/store/bolt"
 )
 
 // bulkAdmin is an admin service over a fixed set of messages by id and
@@ -287,6 +290,8 @@ func TestBulkStdinMalformed(t *testing.T) {
 	require.ErrorContains(t, err, `stdin, message id 1002: message id "XBTI0000" is not a UUID`)
 	require.ErrorContains(t, err, "the 1000 before it were applied")
 	require.Len(t, b.admin.calls, 1, "the chunk with the bad id is not applied")
+	require.Len(t, b.admin.params, 2, "the bad id alone goes to the service, which refuses and audits it")
+	require.Equal(t, []string{"XBTI0000"}, b.admin.params[1].Targets)
 	require.Equal(t, "changed 1,000: resend NDLV/WAIT → TBDL\n", b.out.String(), "what was applied is printed")
 
 	b = setupBulk(t, newBulkAdmin(t, 1, domain.StatusNDLV), output.Table, testID(0)+"\nnot-an-id\n")
@@ -296,6 +301,29 @@ func TestBulkStdinMalformed(t *testing.T) {
 	require.ErrorContains(t, err, "nothing was changed")
 	require.Empty(t, b.admin.calls)
 	require.Empty(t, b.out.String())
+}
+
+// TestBulkStdinMalformedIsAudited: on a real service, a malformed id from
+// stdin is in the audit log as a refusal, as one given as an argument is.
+func TestBulkStdinMalformedIsAudited(t *testing.T) {
+	t.Parallel()
+
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "q.db"), bolt.Options{NoSync: true})
+	require.NoError(t, err)
+	svc := local.New(st, local.Options{})
+	t.Cleanup(func() { require.NoError(t, svc.Close()) })
+	b := setupBulk(t, nil, output.Table, "not-an-id\n")
+	b.opts.Admin = func() (admin.Service, error) { return svc, nil }
+	b.opts.Args = []string{"-"}
+	require.ErrorIs(t, b.run(t), domain.ErrInvalid)
+	var log []*domain.AuditEntry
+	require.NoError(t, svc.Audit(context.Background(), admin.AuditFilter{}, func(e *domain.AuditEntry) error {
+		log = append(log, e)
+		return nil
+	}))
+	require.Len(t, log, 1)
+	require.Equal(t, []string{"not-an-id"}, log[0].Targets)
+	require.Equal(t, domain.AuditError, log[0].Result)
 }
 
 func TestBulkStdinEmpty(t *testing.T) {
