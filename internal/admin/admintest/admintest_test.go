@@ -10,6 +10,7 @@ import (
 
 	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/admin/admintest"
+	"github.com/queuectl/queuectl/internal/admin/embedded"
 	"github.com/queuectl/queuectl/internal/admin/local"
 	"github.com/queuectl/queuectl/internal/admin/remote"
 	"github.com/queuectl/queuectl/internal/domain"
@@ -89,3 +90,43 @@ func newRemoteOver(t *testing.T, svc admin.Service) *remote.Client {
 	require.NoError(t, err)
 	return c
 }
+
+// TestEmbedded runs the suite on the service of embedded mode, which holds
+// the store only while a call reads or writes it.
+func TestEmbedded(t *testing.T) {
+	t.Parallel()
+	admintest.Run(t, func(t *testing.T) (admin.Service, store.Store) {
+		path := filepath.Join(t.TempDir(), "q.db")
+		svc := embedded.New(embedded.Options{Path: path,
+			Local: local.Options{MaxPayload: admintest.MaxPayload, Receivers: admintest.Receivers}})
+		t.Cleanup(func() { require.NoError(t, svc.Close()) })
+		return svc, fileStore{path: path}
+	})
+}
+
+// fileStore is the store of a file, opened for each transaction, as another
+// process using it between the service's calls would.
+type fileStore struct{ path string }
+
+func (s fileStore) open() (*bolt.Store, error) { return bolt.Open(s.path, bolt.Options{}) }
+
+func (s fileStore) View(ctx context.Context, fn func(store.Reader) error) error {
+	st, err := s.open()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return st.View(ctx, fn)
+}
+
+func (s fileStore) Update(ctx context.Context, fn func(store.Writer) error) error {
+	st, err := s.open()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return st.Update(ctx, fn)
+}
+
+func (fileStore) Commits() uint64 { return 0 }
+func (fileStore) Close() error    { return nil }

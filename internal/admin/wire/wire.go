@@ -16,6 +16,10 @@ import (
 	"github.com/queuectl/queuectl/internal/domain"
 )
 
+// ActorHeader names the operator of a request on a server's unix socket,
+// which trusts it: the socket's file mode admits only its owner.
+const ActorHeader = "X-Queuectl-Actor"
+
 // Page is one page of a list: its items and the cursor of the next page
 // ("" when there is none).
 type Page[T any] struct {

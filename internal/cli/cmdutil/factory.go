@@ -15,12 +15,12 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/queuectl/queuectl/internal/admin"
+	"github.com/queuectl/queuectl/internal/admin/embedded"
 	"github.com/queuectl/queuectl/internal/admin/local"
 	"github.com/queuectl/queuectl/internal/admin/remote"
 	"github.com/queuectl/queuectl/internal/config"
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/output"
-	"github.com/queuectl/queuectl/internal/store/bolt"
 )
 
 // Factory gives commands lazy access to what they need. It is the one place
@@ -76,8 +76,10 @@ func (f *Factory) Context(parent context.Context) (context.Context, context.Canc
 	return context.WithTimeout(parent, c.Timeout)
 }
 
-// Admin opens the admin service once: the embedded store named by --store or
-// --db.
+// Admin returns the admin service, made once: a server's (--server, or a
+// context) or, in embedded mode, the store named by --store or --db, which
+// each call holds only while it reads or writes — or reaches through the
+// socket of the process holding it (admin/embedded).
 func (f *Factory) Admin() (admin.Service, error) {
 	f.adminOnce.Do(func() { f.admin, f.adminErr = f.openAdmin() })
 	return f.admin, f.adminErr
@@ -106,30 +108,16 @@ func (f *Factory) openAdmin() (admin.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A running server holds the store; its socket serves the same commands.
-	if svc := socketService(path + ".sock"); svc != nil {
-		return svc, nil
-	}
-	st, err := bolt.Open(path, bolt.Options{})
-	if errors.Is(err, bolt.ErrNotStore) {
-		// The store cannot be used, as when it is locked or down: exit 6.
-		return nil, domain.WithHint(domain.ErrUnavailable, err.Error(),
-			"point --db at the right file, or move this one aside to start a new store")
-	}
-	if err != nil {
-		return nil, err
-	}
 	role, err := domain.ParseRole(c.Engine.Role)
 	if err != nil {
-		st.Close()
 		return nil, err
 	}
-	return local.New(st, local.Options{
+	return embedded.New(embedded.Options{Path: path, Local: local.Options{
 		Role:       role,
 		MaxPayload: int64(c.Engine.MaxPayload),
 		Actor:      localActor(),
 		Receivers:  slices.Sorted(maps.Keys(c.Receivers)),
-	}), nil
+	}}), nil
 }
 
 // StorePath returns the bbolt file to open: from --store bolt:///path when

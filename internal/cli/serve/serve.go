@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/queuectl/queuectl/internal/admin/embedded"
 	"github.com/queuectl/queuectl/internal/admin/local"
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
 	"github.com/queuectl/queuectl/internal/domain"
@@ -98,7 +99,8 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	st, err := bolt.Open(path, bolt.Options{})
+	// A short command may hold the store for a moment: wait for it.
+	st, err := bolt.Open(path, bolt.Options{Timeout: embedded.DefaultWait})
 	if err != nil {
 		return err
 	}
