@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -91,12 +92,18 @@ func (s *Service) do(ctx context.Context, fn func(admin.Service) error) error {
 			return err
 		}
 		// Held by another process: it serves the socket while it holds it.
+		if ctx.Err() != nil {
+			return s.waited(ctx)
+		}
 		c, err := s.socket()
 		if err != nil {
 			return err
 		}
 		err = fn(c)
 		_ = c.Close()
+		if errors.Is(err, context.DeadlineExceeded) && !s.served() {
+			return s.inUse() // the time ran out waiting, not in a request
+		}
 		if !errors.Is(err, remote.ErrNoAnswer) {
 			return err
 		}
@@ -111,10 +118,7 @@ func (s *Service) do(ctx context.Context, fn func(admin.Service) error) error {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return s.inUse() // the wait was what took the time
-			}
-			return ctx.Err()
+			return s.waited(ctx)
 		case <-t.C:
 		}
 		delay = min(2*delay, 50*time.Millisecond)
@@ -136,6 +140,21 @@ func (s *Service) socket() (*remote.Client, error) {
 			},
 		},
 	})
+}
+
+// waited is the error of a call whose context ended while it waited for the
+// store: at its deadline, the store is in use.
+func (s *Service) waited(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return s.inUse()
+	}
+	return ctx.Err()
+}
+
+// served reports whether a socket file is there to answer.
+func (s *Service) served() bool {
+	_, err := os.Stat(s.sock)
+	return err == nil
 }
 
 // inUse is the error of a store held longer than a call waits.
