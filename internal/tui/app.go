@@ -64,7 +64,7 @@ type Model struct {
 	// preparing is set while the queues of an action's targets are looked
 	// up for its dialog.
 	preparing bool
-	status      components.StatusLine
+	status    components.StatusLine
 	// loadErr says the status line shows a failed refresh, which the next
 	// good refresh clears; an action's outcome stays until the next one.
 	loadErr bool
