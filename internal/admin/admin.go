@@ -37,6 +37,10 @@ type Service interface {
 	Message(ctx context.Context, id string) (*domain.Message, error)
 	// Payload returns a message's payload, byte for byte.
 	Payload(ctx context.Context, id string) ([]byte, error)
+	// Names lists the names of one kind that start with a prefix, in order:
+	// what shell completion offers, from the store or server the commands
+	// work on.
+	Names(ctx context.Context, p NamesParams) ([]string, error)
 	Operator
 	// Close releases the service's store or connection.
 	Close() error
@@ -78,6 +82,35 @@ type MessageFilter struct {
 	After       string
 	Limit       int
 }
+
+// NameKind is a kind of name an operator types.
+type NameKind string
+
+// The kinds of names Names lists.
+const (
+	NameQueue    NameKind = "queue"    // physical queues
+	NameReceiver NameKind = "receiver" // configured receivers and those of existing outbound queues
+	NameStatus   NameKind = "status"   // message statuses (§4)
+	NameState    NameKind = "state"    // queue states (§5)
+	NameParam    NameKind = "param"    // tuning parameters (§7)
+	NameSub      NameKind = "sub"      // the subparameters of NamesParams.Param
+)
+
+// NameKinds lists the kinds.
+var NameKinds = []NameKind{NameQueue, NameReceiver, NameStatus, NameState, NameParam, NameSub}
+
+// NamesParams select names for Names.
+type NamesParams struct {
+	Kind   NameKind
+	Prefix string
+	// Param is the tuning parameter whose subparameters NameSub lists.
+	Param string
+	// Limit bounds the list; 0 means DefaultNames.
+	Limit int
+}
+
+// DefaultNames is how many names Names lists unless asked for fewer.
+const DefaultNames = 200
 
 // RequestError says which request of a batch (0-based Index) was refused.
 type RequestError struct {

@@ -139,6 +139,7 @@ func (b *authBundle) endpoints() []endpoint {
 		{method: "DELETE", path: "/v1/tuning/EO_OUTBOUND_PARALLEL?sub=WMS", roles: admins, mutating: true, want: 200,
 			route: "DELETE /v1/tuning/{param...}"},
 		{method: "GET", path: "/v1/audit", roles: readers, want: 200, route: "GET /v1/audit"},
+		{method: "GET", path: "/v1/names?kind=queue", roles: readers, want: 200, route: "GET /v1/names"},
 		{method: "POST", path: "/v1/purge", body: `{"dry_run":true}`, roles: admins, mutating: true, want: 200, route: "POST /v1/purge"},
 	}
 }

@@ -35,6 +35,7 @@ func (s *Server) table() []route {
 		{Method: "PUT", Pattern: "/v1/tuning/{param...}", perm: permAdmin, mutating: true, handle: s.tune},
 		{Method: "DELETE", Pattern: "/v1/tuning/{param...}", perm: permAdmin, mutating: true, handle: s.untune},
 		{Method: "GET", Pattern: "/v1/audit", perm: permRead, handle: s.audit},
+		{Method: "GET", Pattern: "/v1/names", perm: permRead, handle: s.names},
 		{Method: "POST", Pattern: "/v1/purge", perm: permAdmin, mutating: true, handle: s.purge},
 	}
 }
@@ -261,6 +262,24 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) error {
 	return writePage(w, limit, func(fn func(*domain.AuditEntry) error) error {
 		return s.opts.Service.Audit(r.Context(), f, fn)
 	}, func(e *domain.AuditEntry) string { return strconv.FormatUint(e.Seq, 10) })
+}
+
+func (s *Server) names(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	p := admin.NamesParams{Kind: admin.NameKind(q.Get("kind")), Prefix: q.Get("prefix"), Param: q.Get("param")}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > wire.MaxPage {
+			return domain.Invalidf("limit %q must be a number from 1 to %d", v, wire.MaxPage)
+		}
+		p.Limit = n
+	}
+	names, err := s.opts.Service.Names(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, wire.Page[string]{Items: names})
+	return nil
 }
 
 func (s *Server) purge(w http.ResponseWriter, r *http.Request) error {

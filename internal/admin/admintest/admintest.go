@@ -76,6 +76,7 @@ func Run(t *testing.T, newService NewService) {
 		{"Audit", testAudit},
 		{"AuditPaging", testAuditPaging},
 		{"Purge", testPurge},
+		{"Names", testNames},
 		{"ErrorKinds", testErrorKinds},
 		{"Canceled", testCanceled},
 	} {

@@ -143,6 +143,11 @@ func (s *Service) Tune(ctx context.Context, p admin.TuneParams) (*admin.TuningEn
 	return call(ctx, s, func(svc admin.Service) (*admin.TuningEntry, error) { return svc.Tune(ctx, p) })
 }
 
+// Names lists names for shell completion.
+func (s *Service) Names(ctx context.Context, p admin.NamesParams) ([]string, error) {
+	return call(ctx, s, func(svc admin.Service) ([]string, error) { return svc.Names(ctx, p) })
+}
+
 // Purge deletes old final messages.
 func (s *Service) Purge(ctx context.Context, p admin.PurgeParams) (*admin.PurgeResult, error) {
 	return call(ctx, s, func(svc admin.Service) (*admin.PurgeResult, error) { return svc.Purge(ctx, p) })

@@ -234,6 +234,25 @@ func (c *Client) Audit(ctx context.Context, f admin.AuditFilter, fn func(*domain
 	return pages(ctx, c, "/v1/audit", q, f.Limit, fn)
 }
 
+// Names lists names for shell completion from the server.
+func (c *Client) Names(ctx context.Context, p admin.NamesParams) ([]string, error) {
+	q := url.Values{"kind": {string(p.Kind)}}
+	if p.Prefix != "" {
+		q.Set("prefix", p.Prefix)
+	}
+	if p.Param != "" {
+		q.Set("param", p.Param)
+	}
+	if p.Limit > 0 {
+		q.Set("limit", strconv.Itoa(p.Limit))
+	}
+	var page wire.Page[string]
+	if err := c.do(ctx, http.MethodGet, "/v1/names", q, nil, &page); err != nil {
+		return nil, err
+	}
+	return page.Items, nil
+}
+
 // Purge deletes old final messages on the server.
 func (c *Client) Purge(ctx context.Context, p admin.PurgeParams) (*admin.PurgeResult, error) {
 	var res admin.PurgeResult

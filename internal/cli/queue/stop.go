@@ -56,6 +56,7 @@ func newStopCmd(f *cmdutil.Factory, stop bool, runF func(context.Context, *StopO
 		Stop:        stop,
 	}
 	cmd := &cobra.Command{
+		ValidArgsFunction: f.CompleteNames(admin.NameQueue),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Args = args
 			opts.FilterFlags = cmdutil.ChangedFlags(cmd, filterFlags...)

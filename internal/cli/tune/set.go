@@ -43,7 +43,8 @@ as they are.`,
 		Example: `  queuectl tune set EO_INBOUND_PARALLEL --sub CENTRAL 8
   queuectl tune set EO_OUTBOUND_PARALLEL 4               # every receiver without its own value
   queuectl tune set EO_OUTBOUND_PARALLEL --sub WMS 16`,
-		Args: cmdutil.ExactArgs(2, "PARAM", "VALUE"),
+		Args:              cmdutil.ExactArgs(2, "PARAM", "VALUE"),
+		ValidArgsFunction: completeParam(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Param, opts.Value = args[0], args[1]
 			if runF != nil {
@@ -68,7 +69,8 @@ receiver's outbound value goes back to EO_OUTBOUND_PARALLEL without --sub
 is not set changes nothing and exits 3, naming the values that are set.`,
 		Example: `  queuectl tune unset EO_OUTBOUND_PARALLEL --sub WMS
   queuectl tune unset EO_INBOUND_PARALLEL --sub CENTRAL`,
-		Args: cmdutil.ExactArgs(1, "PARAM"),
+		Args:              cmdutil.ExactArgs(1, "PARAM"),
+		ValidArgsFunction: completeParam(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Param = args[0]
 			if runF != nil {
@@ -120,4 +122,14 @@ func printChange(w io.Writer, opts *SetOptions, e *admin.TuningEntry) error {
 		_, err = fmt.Fprintf(w, "%s unset; back to the default = %d\n", name, e.Value)
 	}
 	return err
+}
+
+// completeParam completes the first argument, a tuning parameter.
+func completeParam(f *cmdutil.Factory) cmdutil.CompleteFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return f.CompleteNames(admin.NameParam)(cmd, args, toComplete)
+	}
 }
