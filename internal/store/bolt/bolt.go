@@ -1,18 +1,24 @@
 // Package bolt is the embedded store of queuectl: one bbolt file that one
 // process opens for writing at a time. It implements store.Store.
 //
-// Layout (all keys sort so that cursors walk them in the order lists need):
+// Layout (all keys sort so that cursors walk them in the order lists need;
+// ids are the 16 bytes of the UUID; records are in the binary form of
+// codec.go):
 //
-//	meta        format marker and layout version
-//	messages    id -> message metadata
-//	payloads    id -> payload bytes
-//	history     id 0x00 be32(n) -> history entry n
-//	queue_all   queue 0x00 be64(seq) -> id, every message that has a seq
-//	queue_open  queue 0x00 be64(seq) -> id, messages not PEND, DLVD or FAIL
-//	status      status 0x00 id -> (empty), the status index
-//	queues      name -> queue record with its per-status counts
-//	params      name 0x00 sub -> be64(value)
-//	audit       be64(seq) -> audit entry
+//	meta          format marker, layout version, lease epoch
+//	messages      id -> message record
+//	payloads      id -> payload bytes, stored once: under the inbound
+//	              message's id, shared by the outbound messages routed from it
+//	payload_refs  id -> how many messages share the payload, while above one
+//	history       id -> the message's history entries, oldest first
+//	queue_all     queue 0x00 be64(seq) -> id, every message that has a seq
+//	queue_open    queue 0x00 be64(seq) -> id, messages not PEND, DLVD or FAIL
+//	ready         queue 0x00 be64(seq) -> id, TBDL messages: what claims read
+//	due           be64(next attempt, µs) id -> (empty), WAIT messages
+//	status        status(1) id -> (empty), the status index
+//	queues        name -> queue record with its per-status counts
+//	params        name 0x00 sub -> be64(value)
+//	audit         be64(seq) -> audit entry (JSON)
 package bolt
 
 import (

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/google/uuid"
+
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/store"
 )
@@ -14,20 +16,23 @@ func (t *txn) Queue(name string) (*store.QueueRecord, error) {
 	if v == nil {
 		return nil, domain.NotFoundf("queue %s does not exist", name)
 	}
-	q, err := decodeQueue(v)
+	q, err := decodeQueue(name, v)
 	if err != nil {
-		return nil, fmt.Errorf("queue %s: %w", name, err)
+		return nil, err
 	}
+	q.Epoch = t.epoch()
 	return q, nil
 }
 
 // Queues calls fn for each queue in name order after the name `after`.
 func (t *txn) Queues(after string, fn func(*store.QueueRecord) error) error {
+	epoch := t.epoch()
 	err := t.walk(t.bucket(bucketQueues), nil, []byte(after), true, func(k, v []byte) error {
-		q, err := decodeQueue(v)
+		q, err := decodeQueue(string(k), v)
 		if err != nil {
-			return fmt.Errorf("queue %s: %w", k, err)
+			return err
 		}
+		q.Epoch = epoch
 		return fn(q)
 	})
 	return stopped(err)
@@ -74,11 +79,7 @@ func (t *txn) queueFor(m *domain.Message, h domain.HistoryEntry) (*store.QueueRe
 }
 
 func (t *txn) putQueue(q *store.QueueRecord) error {
-	v, err := encodeQueue(q)
-	if err != nil {
-		return fmt.Errorf("queue %s: encode: %w", q.Name, err)
-	}
-	if err := t.bucket(bucketQueues).Put([]byte(q.Name), v); err != nil {
+	if err := t.bucket(bucketQueues).Put([]byte(q.Name), encodeQueue(q)); err != nil {
 		return fmt.Errorf("queue %s: store: %w", q.Name, err)
 	}
 	return nil
@@ -96,11 +97,11 @@ func (t *txn) QueueMessages(queue string, p store.QueueMessagesParams, fn func(*
 	}
 	lim := limiter{limit: p.Limit}
 	err := t.walk(b, prefixOf(queue), seqKey(queue, p.AfterSeq+1), false, func(_, v []byte) error {
-		m, err := t.Message(string(v))
+		m, err := t.stored(uuid.UUID(v))
 		if err != nil {
 			return fmt.Errorf("queue %s: index names a missing message: %w", queue, err)
 		}
-		if err := fn(m); err != nil {
+		if err := fn(m.Message); err != nil {
 			return err
 		}
 		if lim.done() {

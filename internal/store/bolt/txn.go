@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"time"
 
@@ -23,12 +24,27 @@ var (
 
 // bucket returns one of the buckets Open made sure exist.
 func (t *txn) bucket(name string) *bbolt.Bucket {
-	return t.tx.Bucket([]byte(name))
+	b := t.tx.Bucket([]byte(name))
+	if appendMostly[name] && t.tx.Writable() {
+		b.FillPercent = 0.9
+	}
+	return b
 }
 
-// now is the store's clock for times the caller left zero.
+// epoch is the lease epoch of every queue: the one process that holds the
+// file holds every lease, and each Join starts a new epoch.
+func (t *txn) epoch() uint64 {
+	v := t.bucket(bucketMeta).Get([]byte(keyEpoch))
+	if len(v) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(v)
+}
+
+// now is the store's clock for times the caller left zero, to the
+// microsecond that the store keeps.
 func now() time.Time {
-	return time.Now().UTC()
+	return time.Now().UTC().Truncate(time.Microsecond)
 }
 
 // walk calls fn with each key and value of b that starts with prefix, in key
