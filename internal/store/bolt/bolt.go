@@ -65,6 +65,12 @@ type Store struct {
 	mu      sync.RWMutex
 	closed  bool
 	commits uint64 // Commits at Close
+
+	// wake carries EngineStore.Wakeups: a value after an Update committed.
+	wake chan struct{}
+	// claimFrom is the queue the next claim starts at (claims take turns).
+	claimMu   sync.Mutex
+	claimFrom string
 }
 
 var _ store.Store = (*Store)(nil)
@@ -82,7 +88,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{path: path, db: db, readOnly: opts.ReadOnly, group: &groupCommit{db: db}}
+	s := &Store{path: path, db: db, readOnly: opts.ReadOnly, group: &groupCommit{db: db}, wake: make(chan struct{}, 1)}
 	if err := db.View(func(tx *bbolt.Tx) error {
 		s.baseTxID = tx.ID()
 		return nil
@@ -128,9 +134,13 @@ func (s *Store) Update(ctx context.Context, fn func(store.Writer) error) error {
 	if s.readOnly {
 		return fmt.Errorf("the store %s is open read-only", s.path)
 	}
-	return s.group.run(func(tx *bbolt.Tx) error {
+	err := s.group.run(func(tx *bbolt.Tx) error {
 		return fn(&txn{tx: tx})
 	})
+	if err == nil {
+		s.notify()
+	}
+	return err
 }
 
 // Commits returns how many write transactions were committed since Open,

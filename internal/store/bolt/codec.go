@@ -26,19 +26,19 @@ const recordV1 = 1
 
 // The flags byte of a stored message.
 const (
-	msgEOIO        = 1 << iota // qos EOIO (else EO)
-	msgOutbound                // stage outbound (else inbound)
-	msgBlacklisted             // blacklisted
-	msgNextAttempt             // next_attempt_at is set
-	msgParent                  // parent_id is set
-	msgSharedPayload           // the payload is the parent's (routed outbound messages)
+	msgEOIO          = 1 << iota // qos EOIO (else EO)
+	msgOutbound                  // stage outbound (else inbound)
+	msgBlacklisted               // blacklisted
+	msgNextAttempt               // next_attempt_at is set
+	msgParent                    // parent_id is set
+	msgSharedPayload             // the payload is the parent's (routed outbound messages)
 )
 
 // The flags byte of a stored queue.
 const (
-	queueEOIO    = 1 << iota // qos EOIO
-	queueOutbound            // stage outbound
-	queueStopped             // stopped by an operator
+	queueEOIO     = 1 << iota // qos EOIO
+	queueOutbound             // stage outbound
+	queueStopped              // stopped by an operator
 )
 
 // errorClasses lists the error classes in their stored order.
@@ -70,14 +70,18 @@ func statusOf(c byte) (domain.Status, error) {
 // encoder appends values to a record.
 type encoder struct{ b []byte }
 
-func (e *encoder) byte(v byte)        { e.b = append(e.b, v) }
-func (e *encoder) uvarint(v uint64)   { e.b = binary.AppendUvarint(e.b, v) }
-func (e *encoder) varint(v int64)     { e.b = binary.AppendVarint(e.b, v) }
-func (e *encoder) time(t time.Time)   { e.varint(t.UnixMicro()) }
-func (e *encoder) bytes(v []byte)     { e.uvarint(uint64(len(v))); e.b = append(e.b, v...) }
-func (e *encoder) str(s string)       { e.uvarint(uint64(len(s))); e.b = append(e.b, s...) }
-func (e *encoder) raw(v []byte)       { e.b = append(e.b, v...) }
-func (e *encoder) strs(ss []string)   { e.uvarint(uint64(len(ss))); for _, s := range ss { e.str(s) } }
+func (e *encoder) byte(v byte)      { e.b = append(e.b, v) }
+func (e *encoder) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
+func (e *encoder) varint(v int64)   { e.b = binary.AppendVarint(e.b, v) }
+func (e *encoder) time(t time.Time) { e.varint(t.UnixMicro()) }
+func (e *encoder) str(s string)     { e.uvarint(uint64(len(s))); e.b = append(e.b, s...) }
+func (e *encoder) raw(v []byte)     { e.b = append(e.b, v...) }
+func (e *encoder) strs(ss []string) {
+	e.uvarint(uint64(len(ss)))
+	for _, s := range ss {
+		e.str(s)
+	}
+}
 func (e *encoder) status(s domain.Status) error {
 	c, err := statusCode(s)
 	e.byte(c)
