@@ -41,6 +41,7 @@ type Engine struct {
 	Role            string        `mapstructure:"role" yaml:"role"`
 	NodeID          string        `mapstructure:"node_id" yaml:"node_id"`
 	Workers         int           `mapstructure:"workers" yaml:"workers"`
+	EOWindow        int           `mapstructure:"eo_window" yaml:"eo_window"`
 	MaxPayload      Size          `mapstructure:"max_payload" yaml:"max_payload"`
 	Retry           Retry         `mapstructure:"retry" yaml:"retry"`
 	Blacklisting    Blacklisting  `mapstructure:"blacklisting" yaml:"blacklisting"`

@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuectl/queuectl/internal/admin/local"
-	"github.com/queuectl/queuectl/internal/config"
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/engine"
 	"github.com/queuectl/queuectl/internal/placement"
+	"github.com/queuectl/queuectl/internal/receiver"
 	"github.com/queuectl/queuectl/internal/store"
 	"github.com/queuectl/queuectl/internal/store/bolt"
 )
@@ -63,18 +63,16 @@ func runEO(b *testing.B, n, parallel int) (time.Duration, uint64) {
 			return w.SetParam(domain.Param{Name: placement.ParamEOOutbound, Value: parallel})
 		}))
 	}
-	cfg := &config.Config{
-		Engine: config.Engine{
-			Role: "central", Workers: 16,
-			Retry:           config.Retry{Count: 3, Interval: time.Second, Backoff: "fixed"},
-			Blacklisting:    config.Blacklisting{Enabled: true, Crashes: 2},
-			ShutdownTimeout: 5 * time.Second,
-		},
-		Receivers: map[string]config.Receiver{"NULL": {Type: "discard"}},
+	cfg := engine.Config{
+		Role: domain.RoleCentral, Workers: 16, EOWindow: 32,
+		Retry:           engine.Retry{Count: 3, Interval: time.Second},
+		Blacklisting:    engine.Blacklisting{Enabled: true, Crashes: 2},
+		ShutdownTimeout: 5 * time.Second,
 	}
+	receivers := map[string]receiver.Receiver{"NULL": receiver.Discard{}}
 	var delivered atomic.Int64
 	all := make(chan struct{})
-	eng, err := engine.New(engine.Options{Store: st, Config: cfg, OnEvent: func(e engine.Event) {
+	eng, err := engine.New(engine.Options{Store: st, Config: cfg, Receivers: receivers, Observe: func(e engine.Event) {
 		switch e.Kind {
 		case engine.EventDelivered:
 			if delivered.Add(1) == int64(n) {

@@ -134,8 +134,12 @@ const (
 // ClaimParams describe one claim.
 type ClaimParams struct {
 	Node Node
-	// Limit is the most messages to claim.
+	// Limit is the most outbound messages to claim: each is delivered by
+	// a worker of the node.
 	Limit int
+	// InboundLimit is the most inbound messages to claim: routing them
+	// calls no receiver.
+	InboundLimit int
 	// Window is the most messages of one EO queue DLNG at once (engine.eo_window).
 	Window     int
 	Candidates CandidateMode
@@ -164,7 +168,7 @@ type ClaimResult struct {
 	// NextDue is the earliest next_attempt_at of a WAIT message in the
 	// node's queues that is not due yet; zero when there is none.
 	NextDue time.Time
-	// More reports that the claim stopped at its limit with more ready.
+	// More reports that the claim stopped at a limit with more perhaps ready.
 	More bool
 	// Params are the tuning values set, when asked for and inbound
 	// messages were claimed.
@@ -197,8 +201,9 @@ type Outcome struct {
 	// Error and Class describe a Retry or a Failed outcome.
 	Error string
 	Class domain.ErrorClass
-	// NextAttemptAt is when a Retry is due.
-	NextAttemptAt time.Time
+	// RetryIn is how long after the outcome, on the store's clock, a Retry
+	// is due.
+	RetryIn time.Duration
 	// Routes name the outbound messages of a Routed outcome.
 	Routes []Route
 	// Reason is the history entry's reason.

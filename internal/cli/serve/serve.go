@@ -111,7 +111,7 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 	stop := context.AfterFunc(ctx, state.stopping)
 	defer stop()
 	var col *metrics.Collector // set before the engine runs, so before any event
-	eng, err := engine.New(engine.Options{Store: st, Config: c, Logger: log, OnEvent: func(ev engine.Event) {
+	eng, err := engine.Configured(st, c, engine.Options{Logger: log, Observe: func(ev engine.Event) {
 		if ev.Kind == engine.EventRecovered {
 			state.started()
 		}
@@ -121,7 +121,7 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 		return err
 	}
 	role, _ := domain.ParseRole(c.Engine.Role)
-	svc := local.New(st, local.Options{Role: role, MaxPayload: int64(c.Engine.MaxPayload), Actor: "server", Notify: eng.Notify})
+	svc := local.New(st, local.Options{Role: role, MaxPayload: int64(c.Engine.MaxPayload), Actor: "server"})
 	col = metrics.New(metrics.Options{
 		Source: svc, Node: eng.NodeID(), Running: state.ready, Receivers: slices.Sorted(maps.Keys(c.Receivers)), Logger: log,
 	})

@@ -18,7 +18,7 @@ func (t *txn) AppendAudit(e *domain.AuditEntry) error {
 		return fmt.Errorf("audit: next sequence: %w", err)
 	}
 	if e.At.IsZero() {
-		e.At = now()
+		e.At = t.now()
 	}
 	e.Seq = seq
 	v, err := encodeAudit(e)

@@ -48,6 +48,8 @@ type Options struct {
 	// NoSync skips the fsync of each commit, so a crash can lose or corrupt
 	// data. For tests only.
 	NoSync bool
+	// Clock is the store's clock; default time.Now. Tests move it by hand.
+	Clock func() time.Time
 }
 
 // Store is a queuectl store in one bbolt file. It is safe for concurrent use.
@@ -66,6 +68,7 @@ type Store struct {
 	closed  bool
 	commits uint64 // Commits at Close
 
+	clock func() time.Time
 	// wake carries EngineStore.Wakeups: a value after an Update committed.
 	wake chan struct{}
 	// claimFrom is the queue the next claim starts at (claims take turns).
@@ -88,7 +91,11 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{path: path, db: db, readOnly: opts.ReadOnly, group: &groupCommit{db: db}, wake: make(chan struct{}, 1)}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	s := &Store{path: path, db: db, readOnly: opts.ReadOnly, group: &groupCommit{db: db}, wake: make(chan struct{}, 1),
+		clock: opts.Clock}
 	if err := db.View(func(tx *bbolt.Tx) error {
 		s.baseTxID = tx.ID()
 		return nil
@@ -113,7 +120,7 @@ func (s *Store) View(ctx context.Context, fn func(store.Reader) error) error {
 		return s.errClosed()
 	}
 	return s.db.View(func(tx *bbolt.Tx) error {
-		return fn(&txn{tx: tx})
+		return fn(&txn{tx: tx, clock: s.clock})
 	})
 }
 
@@ -135,7 +142,7 @@ func (s *Store) Update(ctx context.Context, fn func(store.Writer) error) error {
 		return fmt.Errorf("the store %s is open read-only", s.path)
 	}
 	err := s.group.run(func(tx *bbolt.Tx) error {
-		return fn(&txn{tx: tx})
+		return fn(&txn{tx: tx, clock: s.clock})
 	})
 	if err == nil {
 		s.notify()
@@ -183,4 +190,9 @@ func (s *Store) Close() error {
 
 func (s *Store) errClosed() error {
 	return domain.Errorf(domain.ErrUnavailable, "the store %s is closed", s.path)
+}
+
+// now is the store's clock, to the microsecond.
+func (s *Store) now() time.Time {
+	return s.clock().UTC().Truncate(time.Microsecond)
 }

@@ -53,16 +53,26 @@ type claimer struct {
 	res    *store.ClaimResult
 	queues map[string]*store.QueueRecord
 	// last is the last queue a message was claimed from.
-	last    string
-	inbound bool
-	done    bool // the limit is reached, or a candidate claimed alone
+	last string
+	// claimed counts the messages claimed per stage.
+	inbound, outbound int
+	done              bool // both limits are reached, or a candidate claimed alone
+}
+
+// full reports whether a stage's limit is reached.
+func (c *claimer) full(s domain.Stage) bool {
+	if s == domain.Inbound {
+		return c.inbound >= c.p.InboundLimit
+	}
+	return c.outbound >= c.p.Limit
 }
 
 // claim claims due WAIT messages first, then TBDL messages, visiting the
 // queues of the ready index from start on, round robin. It returns the
 // queue the next claim should start at.
 func (t *txn) claim(p store.ClaimParams, start string) (*store.ClaimResult, string, error) {
-	c := &claimer{t: t, p: p, now: now(), res: &store.ClaimResult{}, queues: map[string]*store.QueueRecord{}, done: p.Limit <= 0}
+	c := &claimer{t: t, p: p, now: t.now(), res: &store.ClaimResult{}, queues: map[string]*store.QueueRecord{},
+		done: p.Limit <= 0 && p.InboundLimit <= 0}
 	if p.Window <= 0 {
 		c.p.Window = 1
 	}
@@ -72,7 +82,7 @@ func (t *txn) claim(p store.ClaimParams, start string) (*store.ClaimResult, stri
 	if err := c.ready(start); err != nil {
 		return nil, "", err
 	}
-	if c.inbound && p.Params {
+	if c.inbound > 0 && p.Params {
 		err := t.Params(func(pr domain.Param) error {
 			c.res.Params = append(c.res.Params, pr)
 			return nil
@@ -142,6 +152,10 @@ func (c *claimer) due() error {
 		if err != nil {
 			return fmt.Errorf("due index names a missing message: %w", err)
 		}
+		if c.full(m.Stage) {
+			c.res.More = true
+			continue
+		}
 		q, err := c.queue(m.Queue)
 		if err != nil {
 			return err
@@ -197,6 +211,10 @@ func (c *claimer) readyQueue(name string) error {
 	if err != nil {
 		return err
 	}
+	if c.full(q.Stage) {
+		c.res.More = true
+		return nil
+	}
 	room := c.room(q)
 	if room <= 0 || (q.Counts[domain.StatusWAIT] > 0) {
 		return nil // a WAIT message holds the queue; it is claimed when due
@@ -208,7 +226,7 @@ func (c *claimer) readyQueue(name string) error {
 		ids = append(ids, uuid.UUID(v))
 	}
 	for _, id := range ids {
-		if c.done {
+		if c.done || c.full(q.Stage) {
 			c.res.More = true
 			return nil
 		}
@@ -253,12 +271,13 @@ func (c *claimer) take(m storedMessage) error {
 		if cl.Payload, err = c.t.Payload(after.ID); err != nil {
 			return err
 		}
+		c.outbound++
 	} else {
-		c.inbound = true
+		c.inbound++
 	}
 	c.res.Claimed = append(c.res.Claimed, cl)
 	delete(c.queues, after.Queue) // its counts changed
 	c.last = after.Queue
-	c.done = len(c.res.Claimed) >= c.p.Limit || c.p.Candidates == store.CandidatesAlone
+	c.done = (c.full(domain.Inbound) && c.full(domain.Outbound)) || c.p.Candidates == store.CandidatesAlone
 	return nil
 }

@@ -23,7 +23,7 @@ var _ store.EngineStore = (*Store)(nil)
 
 // Now returns the store's clock, to the microsecond the store keeps.
 func (s *Store) Now(context.Context) (time.Time, error) {
-	return now(), nil
+	return s.now(), nil
 }
 
 // Wakeups signals after every committed Update: sends, operator actions,
@@ -54,7 +54,7 @@ func (s *Store) engineUpdate(ctx context.Context, fn func(t *txn) error) error {
 		return fmt.Errorf("the store %s is open read-only", s.path)
 	}
 	return s.group.run(func(tx *bbolt.Tx) error {
-		return fn(&txn{tx: tx})
+		return fn(&txn{tx: tx, clock: s.clock})
 	})
 }
 
@@ -136,7 +136,7 @@ func (t *txn) recoverNode(p store.RecoverParams) (*store.RecoverResult, error) {
 		return nil, err
 	}
 	out := &store.RecoverResult{}
-	at := now()
+	at := t.now()
 	for _, m := range dlng {
 		v := store.CrashVerdictOf(m, len(dlng), p)
 		key, _ := parseID(m.ID)
@@ -148,7 +148,11 @@ func (t *txn) recoverNode(p store.RecoverParams) (*store.RecoverResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := store.RestoreHold(t, after.Queue, store.EngineEntry(at, p.Node, "")); err != nil {
+		hold := ""
+		if v.To == domain.StatusNDLV {
+			hold = "held behind blacklisted " + after.ID
+		}
+		if err := store.RestoreHold(t, after.Queue, store.EngineEntry(at, p.Node, hold)); err != nil {
 			return nil, err
 		}
 		if v.To == domain.StatusNDLV {

@@ -111,7 +111,7 @@ func (t *txn) insert(m *domain.Message, h domain.HistoryEntry, shared bool) (uui
 		return key, err
 	}
 	if h.At.IsZero() {
-		h.At = now()
+		h.At = t.now()
 	}
 	h.At = h.At.Truncate(time.Microsecond)
 	h.From, h.To = "", m.Status
@@ -195,7 +195,7 @@ func (t *txn) transition(key uuid.UUID, cur storedMessage, to domain.Status, upd
 		}
 	}
 	if h.At.IsZero() {
-		h.At = now()
+		h.At = t.now()
 	}
 	h.At = h.At.UTC().Truncate(time.Microsecond)
 	if next.NextAttemptAt != nil {

@@ -70,7 +70,7 @@ func (t *txn) queueFor(m *domain.Message, h domain.HistoryEntry) (*store.QueueRe
 		CreatedAt: h.At,
 	}
 	if q.CreatedAt.IsZero() {
-		q.CreatedAt = now()
+		q.CreatedAt = t.now()
 	}
 	if m.Stage == domain.Outbound {
 		q.Receiver = m.Receiver

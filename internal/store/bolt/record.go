@@ -20,7 +20,7 @@ func (s *Store) Record(ctx context.Context, p store.RecordParams) (*store.Record
 			return err
 		}
 		out = &store.RecordResult{Applied: make([]*domain.Message, len(p.Outcomes))}
-		at := now()
+		at := t.now()
 		touched := map[string]bool{}
 		for i, o := range p.Outcomes {
 			after, created, err := t.apply(p.Node, o, at)
@@ -93,7 +93,8 @@ func (t *txn) apply(node store.Node, o store.Outcome, at time.Time) (*domain.Mes
 	case store.OutcomeRetry, store.OutcomeFailed:
 		to, next := domain.StatusNDLV, (*time.Time)(nil)
 		if o.Kind == store.OutcomeRetry {
-			to, next = domain.StatusWAIT, &o.NextAttemptAt
+			due := at.Add(o.RetryIn)
+			to, next = domain.StatusWAIT, &due
 		}
 		if h.Reason == "" {
 			h.Reason = string(o.Class) + " error: " + o.Error

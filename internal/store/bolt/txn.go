@@ -14,7 +14,8 @@ import (
 // txn is the Reader and Writer of one bbolt transaction. It holds no state
 // of its own, so the functions of a grouped commit can share a transaction.
 type txn struct {
-	tx *bbolt.Tx
+	tx    *bbolt.Tx
+	clock func() time.Time
 }
 
 var (
@@ -41,10 +42,10 @@ func (t *txn) epoch() uint64 {
 	return binary.BigEndian.Uint64(v)
 }
 
-// now is the store's clock for times the caller left zero, to the
-// microsecond that the store keeps.
-func now() time.Time {
-	return time.Now().UTC().Truncate(time.Microsecond)
+// now is the store's clock, to the microsecond that the store keeps: for
+// the times a caller left zero, and the engine's times.
+func (t *txn) now() time.Time {
+	return t.clock().UTC().Truncate(time.Microsecond)
 }
 
 // walk calls fn with each key and value of b that starts with prefix, in key

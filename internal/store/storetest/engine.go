@@ -64,6 +64,9 @@ func (e *engineBundle) claimAs(t *testing.T, n store.Node, p store.ClaimParams) 
 	if p.Window == 0 {
 		p.Window = 32
 	}
+	if p.InboundLimit == 0 {
+		p.InboundLimit = p.Limit
+	}
 	res, err := e.eng.Claim(e.ctx, p)
 	require.NoError(t, err)
 	return res
@@ -81,6 +84,9 @@ func (e *engineBundle) record(t *testing.T, claim *store.ClaimParams, outcomes .
 		claim.Node = e.node
 		if claim.Window == 0 {
 			claim.Window = 32
+		}
+		if claim.InboundLimit == 0 {
+			claim.InboundLimit = claim.Limit
 		}
 	}
 	res, err := e.eng.Record(e.ctx, store.RecordParams{Node: e.node, Outcomes: outcomes, Claim: claim})
@@ -205,6 +211,26 @@ func testClaim(t *testing.T, open Opener) {
 		require.NotContains(t, claimedIDs(first), second.Claimed[0].Message.ID)
 	})
 
+	t.Run("InboundAndOutboundLimitsApart", func(t *testing.T) {
+		t.Parallel()
+		e := setupEngine(t, open)
+		in := []*domain.Message{NewMessage(), NewMessage(), NewMessage()}
+		e.insert(t, in...)
+		e.insert(t, outbound(3)...)
+		res := e.claimAs(t, e.node, store.ClaimParams{Limit: 1, InboundLimit: 2})
+		var inbound, out int
+		for _, c := range res.Claimed {
+			if c.Message.Stage == domain.Inbound {
+				inbound++
+			} else {
+				out++
+			}
+		}
+		require.Equal(t, 2, inbound, "routing needs no worker: its own limit")
+		require.Equal(t, 1, out, "one delivery per free worker")
+		require.True(t, res.More)
+	})
+
 	t.Run("StoppedQueueIsNotClaimed", func(t *testing.T) {
 		t.Parallel()
 		e := setupEngine(t, open)
@@ -224,10 +250,10 @@ func testClaim(t *testing.T, open Opener) {
 		res := e.claimAs(t, e.node, store.ClaimParams{Limit: 1})
 		later := Now().Add(time.Hour)
 		e.record(t, nil, store.Outcome{ID: res.Claimed[0].Message.ID, Epoch: res.Claimed[0].Epoch, Kind: store.OutcomeRetry,
-			Error: "HTTP 503", Class: domain.ErrorTransient, NextAttemptAt: later})
+			Error: "HTTP 503", Class: domain.ErrorTransient, RetryIn: time.Hour})
 		next := e.claim(t, 10)
 		require.Empty(t, next.Claimed, "no new delivery starts while the EO queue has a WAIT message (§3)")
-		require.WithinDuration(t, later, next.NextDue, time.Millisecond, "the claim says when the retry is due")
+		require.WithinDuration(t, later, next.NextDue, time.Second, "the claim says when the retry is due")
 	})
 
 	t.Run("DueWaitIsClaimed", func(t *testing.T) {
@@ -237,7 +263,7 @@ func testClaim(t *testing.T, open Opener) {
 		e.insert(t, msgs...)
 		res := e.claim(t, 1)
 		e.record(t, nil, store.Outcome{ID: msgs[0].ID, Epoch: res.Claimed[0].Epoch, Kind: store.OutcomeRetry,
-			Error: "HTTP 503", Class: domain.ErrorTransient, NextAttemptAt: Now().Add(-time.Second)})
+			Error: "HTTP 503", Class: domain.ErrorTransient})
 		require.Equal(t, domain.StatusHOLD, e.message(t, msgs[1].ID).Status, "EOIO: the rest HOLD behind a WAIT head")
 		again := e.claim(t, 10)
 		require.Equal(t, idsOf(msgs[0]), claimedIDs(again), "the due retry, and only it")
@@ -299,7 +325,7 @@ func testRecord(t *testing.T, open Opener) {
 		rec := e.record(t, nil,
 			delivered(res.Claimed[0]),
 			store.Outcome{ID: msgs[1].ID, Epoch: res.Claimed[1].Epoch, Kind: store.OutcomeRetry, Error: "HTTP 503",
-				Class: domain.ErrorTransient, NextAttemptAt: next},
+				Class: domain.ErrorTransient, RetryIn: time.Hour},
 			store.Outcome{ID: msgs[2].ID, Epoch: res.Claimed[2].Epoch, Kind: store.OutcomeFailed, Error: "HTTP 400",
 				Class: domain.ErrorPermanent},
 			store.Outcome{ID: msgs[3].ID, Epoch: res.Claimed[3].Epoch, Kind: store.OutcomeHandBack},
@@ -314,7 +340,7 @@ func testRecord(t *testing.T, open Opener) {
 		w := e.message(t, msgs[1].ID)
 		require.Equal(t, "HTTP 503", w.Error)
 		require.Equal(t, domain.ErrorTransient, w.ErrorClass)
-		require.WithinDuration(t, next, *w.NextAttemptAt, time.Millisecond)
+		require.WithinDuration(t, next, *w.NextAttemptAt, time.Second, "an hour after the outcome, on the store's clock")
 		require.Equal(t, domain.ErrorPermanent, e.message(t, msgs[2].ID).ErrorClass)
 		require.Zero(t, e.message(t, msgs[3].ID).Attempts, "a hand-back does not count as an attempt")
 		require.Equal(t, map[domain.Status]int64{domain.StatusDLVD: 1, domain.StatusWAIT: 1, domain.StatusNDLV: 1,
@@ -423,7 +449,7 @@ func testFencing(t *testing.T, open Opener) {
 		require.NotEqual(t, old.Incarnation, e.node.Incarnation, "a restarted node is a new incarnation")
 		_, err := e.eng.Record(e.ctx, store.RecordParams{Node: old, Outcomes: []store.Outcome{delivered(res.Claimed[0])}})
 		require.ErrorIs(t, err, store.ErrFenced)
-		_, err = e.eng.Claim(e.ctx, store.ClaimParams{Node: old, Limit: 1, Window: 1})
+		_, err = e.eng.Claim(e.ctx, store.ClaimParams{Node: old, Limit: 1, InboundLimit: 1, Window: 1})
 		require.ErrorIs(t, err, store.ErrFenced)
 		_, err = e.eng.Heartbeat(e.ctx, store.HeartbeatParams{Node: old, TTL: time.Minute})
 		require.ErrorIs(t, err, store.ErrFenced)
