@@ -14,6 +14,7 @@ import (
 
 	"github.com/queuectl/queuectl/internal/buildinfo"
 	"github.com/queuectl/queuectl/internal/cli/audit"
+	"github.com/queuectl/queuectl/internal/cli/bench"
 	"github.com/queuectl/queuectl/internal/cli/blacklist"
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
 	configcmd "github.com/queuectl/queuectl/internal/cli/config"
@@ -129,6 +130,7 @@ New here? Run 'queuectl demo', then 'queuectl queue blocked'.`,
 		serve.NewCmd(f),
 		token.NewCmd(f),
 		demo.NewCmd(f),
+		bench.NewCmd(f),
 		tuicmd.NewCmd(f, nil),
 		newVersionCmd(f),
 		newCompletionCmd(),

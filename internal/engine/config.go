@@ -6,6 +6,7 @@ import (
 
 	"github.com/queuectl/queuectl/internal/config"
 	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/placement"
 	"github.com/queuectl/queuectl/internal/receiver"
 )
 
@@ -24,7 +25,8 @@ type Config struct {
 	Blacklisting    Blacklisting
 	Retention       Retention
 	ShutdownTimeout time.Duration
-	Routes          []config.Route
+	// Routes are the routing rules of §8.
+	Routes []placement.Rule
 	// Heartbeat is how often the node tells the store it is alive, and
 	// LeaseTTL how long a silent node keeps its queues (§11).
 	Heartbeat time.Duration
@@ -66,10 +68,19 @@ func ConfigOf(c *config.Config) (Config, error) {
 		Blacklisting:    Blacklisting{Enabled: c.Engine.Blacklisting.Enabled, Crashes: c.Engine.Blacklisting.Crashes},
 		Retention:       Retention{Delivered: c.Engine.Retention.Delivered, Failed: c.Engine.Retention.Failed},
 		ShutdownTimeout: c.Engine.ShutdownTimeout,
-		Routes:          c.Routes,
+		Routes:          rulesOf(c.Routes),
 		Heartbeat:       c.Cluster.Heartbeat,
 		LeaseTTL:        c.Cluster.LeaseTTL,
 	}, nil
+}
+
+// rulesOf turns the configured routes into routing rules.
+func rulesOf(routes []config.Route) []placement.Rule {
+	out := make([]placement.Rule, len(routes))
+	for i, r := range routes {
+		out[i] = placement.Rule{Sender: r.Sender, Interface: r.Interface, Receivers: r.Receivers}
+	}
+	return out
 }
 
 // check fills in what a zero Config leaves open and refuses what cannot run.

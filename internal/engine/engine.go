@@ -83,7 +83,7 @@ type Engine struct {
 	cfg       Config
 	node      string
 	log       *slog.Logger
-	placer    placement.Placer
+	router    placement.Router
 	receivers map[string]receiver.Receiver
 	observe   func(Event)
 	clock     func() time.Time
@@ -126,7 +126,7 @@ func New(opts Options) (*Engine, error) {
 	if rnd == nil {
 		rnd = randIntN
 	}
-	e.placer = placement.Placer{Role: opts.Config.Role, Rand: rnd}
+	e.router = placement.Router{Placer: placement.Placer{Role: e.cfg.Role, Rand: rnd}, Rules: e.cfg.Routes}
 	return e, nil
 }
 

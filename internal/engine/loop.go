@@ -5,13 +5,11 @@ import (
 	"errors"
 	"time"
 
-	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/store"
 )
 
-// inboundBatch bounds the inbound messages the engine has claimed for
-// routing at once.
-const inboundBatch = 256
+// routeBatch bounds the inbound messages one claim routes.
+const routeBatch = 256
 
 // storeRetry is how long the engine waits after the store failed (a full
 // disk, a database down) before it tries again.
@@ -26,8 +24,6 @@ type loop struct {
 	// claimed holds, by id, the messages this node has DLNG, as claimed,
 	// until their outcome is recorded.
 	claimed map[string]*claim
-	// outbound counts the outbound messages in claimed.
-	outbound int
 	// queued are claimed outbound messages waiting for a worker.
 	queued []store.Claimed
 	// inflight counts the deliveries running.
@@ -44,10 +40,7 @@ type loop struct {
 	// isolated is the id of that one while it is in flight.
 	candidates bool
 	isolated   string
-	// params are the tuning values of the last claim that returned inbound
-	// messages: their routing places the outbound messages with them.
-	params   paramSet
-	stopping bool
+	stopping   bool
 	// storeFailed is set while the store refuses to commit.
 	storeFailed bool
 }
@@ -138,7 +131,7 @@ func (l *loop) collect() {
 
 // pending says whether there is something to record or to claim now.
 func (l *loop) pending() bool {
-	return !l.storeFailed && (len(l.outcomes) > 0 || l.claimParams() != nil)
+	return !l.storeFailed && (len(l.outcomes) > 0 || l.claimParams(false) != nil)
 }
 
 func (l *loop) idle() bool {
@@ -161,12 +154,15 @@ func (l *loop) wait() time.Duration {
 	return max(l.nextDue.Sub(now), 0)
 }
 
-// claimParams says what to claim now, or nil.
-func (l *loop) claimParams() *store.ClaimParams {
-	if l.stopping || !l.ready || l.isolated != "" {
+// claimParams says what to claim now, or nil. Outcomes about to be
+// recorded may make messages ready (an EOIO queue's next head), so a claim
+// rides with them even when the last claim found nothing more.
+func (l *loop) claimParams(withOutcomes bool) *store.ClaimParams {
+	if l.stopping || !(l.ready || withOutcomes) || l.isolated != "" {
 		return nil
 	}
-	p := &store.ClaimParams{Node: l.node, Window: l.e.cfg.EOWindow, Params: true, Candidates: store.CandidatesAsAny}
+	p := &store.ClaimParams{Node: l.node, Window: l.e.cfg.EOWindow, Router: &l.e.router, RouteLimit: routeBatch,
+		Candidates: store.CandidatesAsAny}
 	if l.e.cfg.Blacklisting.Enabled {
 		p.Candidates = store.CandidatesSkip
 	}
@@ -176,16 +172,16 @@ func (l *loop) claimParams() *store.ClaimParams {
 		if len(l.claimed) > 0 || len(l.outcomes) > 0 {
 			return nil
 		}
-		p.Candidates, p.Limit, p.InboundLimit = store.CandidatesAlone, 1, 1
+		p.Candidates, p.Limit, p.RouteLimit = store.CandidatesAlone, 1, 0
 		return p
 	}
-	// Each outbound message claimed is delivered at once: as many as
-	// workers are free. (A claimed message is DLNG, so claiming ahead
-	// would put messages that no receiver holds yet in flight, and a
-	// crash would blame them.)
-	p.Limit = l.e.cfg.Workers - l.outbound
-	p.InboundLimit = inboundBatch - (len(l.claimed) - l.outbound)
-	if p.Limit <= 0 && p.InboundLimit <= 0 {
+	// Each message claimed is delivered at once: as many as workers are
+	// free. (A claimed message is DLNG, so claiming ahead would put
+	// messages that no receiver holds yet in flight, and a crash would
+	// blame them.) With no worker free, routing waits too: what it would
+	// make ready could not start anyway.
+	p.Limit = l.e.cfg.Workers - len(l.claimed)
+	if p.Limit <= 0 {
 		return nil
 	}
 	return p
@@ -193,7 +189,7 @@ func (l *loop) claimParams() *store.ClaimParams {
 
 // step records the outcomes waiting and claims, in one transaction.
 func (l *loop) step() error {
-	claim := l.claimParams()
+	claim := l.claimParams(len(l.outcomes) > 0)
 	ctx := context.Background()
 	var res *store.ClaimResult
 	if len(l.outcomes) > 0 {
@@ -235,24 +231,10 @@ func (l *loop) took(p *store.ClaimParams, res *store.ClaimResult) {
 	default:
 		l.isolated = res.Claimed[0].Message.ID
 	}
-	inbound := false
+	l.e.reportRouted(res)
 	for _, c := range res.Claimed {
 		l.claimed[c.Message.ID] = &claim{Claimed: c}
-		if c.Message.Stage == domain.Inbound {
-			inbound = true
-		} else {
-			l.outbound++
-		}
-	}
-	if inbound {
-		l.params = paramSetOf(res.Params)
-	}
-	for _, c := range res.Claimed {
-		if c.Message.Stage == domain.Inbound {
-			l.outcomes = append(l.outcomes, l.e.route(c, l.params))
-		} else {
-			l.queued = append(l.queued, c)
-		}
+		l.queued = append(l.queued, c)
 	}
 	l.e.inFlight.Store(int64(len(l.claimed)))
 }
@@ -263,9 +245,6 @@ func (l *loop) recorded(outcomes []store.Outcome, rec *store.RecordResult) error
 	var fenced error
 	for i, o := range outcomes {
 		c := l.claimed[o.ID]
-		if c != nil && c.Message.Stage == domain.Outbound {
-			l.outbound--
-		}
 		delete(l.claimed, o.ID)
 		if o.ID == l.isolated {
 			// The candidate's delivery ended: claim normally again,

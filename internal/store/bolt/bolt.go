@@ -13,7 +13,8 @@
 //	history       id -> the message's history entries, oldest first
 //	queue_all     queue 0x00 be64(seq) -> id, every message that has a seq
 //	queue_open    queue 0x00 be64(seq) -> id, messages not PEND, DLVD or FAIL
-//	ready         queue 0x00 be64(seq) -> id, TBDL messages: what claims read
+//	ready         stage(I|O) queue 0x00 be64(seq) -> id, TBDL messages: what
+//	              claims read, the inbound queues' first
 //	due           be64(next attempt, µs) id -> (empty), WAIT messages
 //	status        status(1) id -> (empty), the status index
 //	queues        name -> queue record with its per-status counts
@@ -71,9 +72,10 @@ type Store struct {
 	clock func() time.Time
 	// wake carries EngineStore.Wakeups: a value after an Update committed.
 	wake chan struct{}
-	// claimFrom is the queue the next claim starts at (claims take turns).
+	// claimFrom is, per stage, the queue the next claim starts at (claims
+	// take turns).
 	claimMu   sync.Mutex
-	claimFrom string
+	claimFrom turns
 }
 
 var _ store.Store = (*Store)(nil)
@@ -95,7 +97,7 @@ func Open(path string, opts Options) (*Store, error) {
 		opts.Clock = time.Now
 	}
 	s := &Store{path: path, db: db, readOnly: opts.ReadOnly, group: &groupCommit{db: db}, wake: make(chan struct{}, 1),
-		clock: opts.Clock}
+		clock: opts.Clock, claimFrom: turns{}}
 	if err := db.View(func(tx *bbolt.Tx) error {
 		s.baseTxID = tx.ID()
 		return nil
@@ -195,4 +197,16 @@ func (s *Store) errClosed() error {
 // now is the store's clock, to the microsecond.
 func (s *Store) now() time.Time {
 	return s.clock().UTC().Truncate(time.Microsecond)
+}
+
+// Size returns the bytes the store's pages take up: its high-water mark,
+// free pages within it included, not the file's size, which bbolt grows
+// ahead in large steps.
+func (s *Store) Size(ctx context.Context) (int64, error) {
+	var size int64
+	err := s.View(ctx, func(r store.Reader) error {
+		size = r.(*txn).tx.Size()
+		return nil
+	})
+	return size, err
 }

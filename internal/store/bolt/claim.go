@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/google/uuid"
@@ -13,35 +14,38 @@ import (
 	"github.com/queuectl/queuectl/internal/store"
 )
 
-// Claim marks ready messages DLNG in one transaction.
+// Claim routes ready inbound messages and claims ready outbound messages in
+// one transaction.
 func (s *Store) Claim(ctx context.Context, p store.ClaimParams) (*store.ClaimResult, error) {
 	var out *store.ClaimResult
-	var next string
+	var next turns
 	err := s.engineUpdate(ctx, func(t *txn) error {
 		if err := t.fenced(p.Node); err != nil {
 			return err
 		}
 		var err error
-		out, next, err = t.claim(p, s.claimStart())
+		out, next, err = t.claim(p, s.turns())
 		return err
 	})
 	if err == nil {
-		s.setClaimStart(next)
+		s.setTurns(next)
 	}
 	return out, err
 }
 
-// claimStart is the queue the next claim starts at, so that queues take
-// turns; setClaimStart moves it on after a claim committed.
-func (s *Store) claimStart() string {
+// turns says, per stage, at which queue the next claim starts, so that
+// queues take turns.
+type turns map[domain.Stage]string
+
+func (s *Store) turns() turns {
 	s.claimMu.Lock()
 	defer s.claimMu.Unlock()
-	return s.claimFrom
+	return maps.Clone(s.claimFrom)
 }
 
-func (s *Store) setClaimStart(q string) {
+func (s *Store) setTurns(t turns) {
 	s.claimMu.Lock()
-	s.claimFrom = q
+	s.claimFrom = t
 	s.claimMu.Unlock()
 }
 
@@ -52,50 +56,50 @@ type claimer struct {
 	now    time.Time
 	res    *store.ClaimResult
 	queues map[string]*store.QueueRecord
-	// last is the last queue a message was claimed from.
-	last string
-	// claimed counts the messages claimed per stage.
-	inbound, outbound int
-	done              bool // both limits are reached, or a candidate claimed alone
+	// routed and claimed count what the claim did, against the limits.
+	routed, claimed int
+	// last is, per stage, the last queue the claim served.
+	last turns
 }
 
-// full reports whether a stage's limit is reached.
-func (c *claimer) full(s domain.Stage) bool {
-	if s == domain.Inbound {
-		return c.inbound >= c.p.InboundLimit
-	}
-	return c.outbound >= c.p.Limit
-}
-
-// claim claims due WAIT messages first, then TBDL messages, visiting the
-// queues of the ready index from start on, round robin. It returns the
-// queue the next claim should start at.
-func (t *txn) claim(p store.ClaimParams, start string) (*store.ClaimResult, string, error) {
-	c := &claimer{t: t, p: p, now: t.now(), res: &store.ClaimResult{}, queues: map[string]*store.QueueRecord{},
-		done: p.Limit <= 0 && p.InboundLimit <= 0}
-	if p.Window <= 0 {
+// claim routes, then claims due WAIT messages, then TBDL messages, visiting
+// the queues of the ready index from the turn's start on. It returns where
+// the next claim's turn starts.
+func (t *txn) claim(p store.ClaimParams, start turns) (*store.ClaimResult, turns, error) {
+	c := &claimer{t: t, p: p, now: t.now(), res: &store.ClaimResult{}, queues: map[string]*store.QueueRecord{}, last: turns{}}
+	if c.p.Window <= 0 {
 		c.p.Window = 1
 	}
-	if err := c.due(); err != nil {
-		return nil, "", err
-	}
-	if err := c.ready(start); err != nil {
-		return nil, "", err
-	}
-	if c.inbound > 0 && p.Params {
-		err := t.Params(func(pr domain.Param) error {
-			c.res.Params = append(c.res.Params, pr)
-			return nil
-		})
-		if err != nil {
-			return nil, "", err
+	if p.Router != nil && p.RouteLimit > 0 {
+		if err := c.walk(domain.Inbound, start[domain.Inbound], c.routeQueue); err != nil {
+			return nil, nil, err
 		}
 	}
-	next := start
-	if c.last != "" {
-		next = c.last + "\x01" // just after the last queue served
+	if p.Limit > 0 {
+		if err := c.due(); err != nil {
+			return nil, nil, err
+		}
+		if err := c.walk(domain.Outbound, start[domain.Outbound], c.claimQueue); err != nil {
+			return nil, nil, err
+		}
+	}
+	next := maps.Clone(start)
+	if next == nil {
+		next = turns{}
+	}
+	for stage, q := range c.last {
+		next[stage] = q + "\x01" // just after the last queue served
 	}
 	return c.res, next, nil
+}
+
+// full reports whether the claim reached its limit for a stage, or claimed
+// its one candidate.
+func (c *claimer) full(s domain.Stage) bool {
+	if s == domain.Inbound {
+		return c.routed >= c.p.RouteLimit
+	}
+	return c.claimed >= c.p.Limit || (c.p.Candidates == store.CandidatesAlone && c.claimed > 0)
 }
 
 // queue returns a queue's record as it is now in the transaction.
@@ -130,8 +134,136 @@ func (c *claimer) room(q *store.QueueRecord) int64 {
 	return limit - q.Counts[domain.StatusDLNG]
 }
 
-// due claims the WAIT messages whose next attempt is due, and finds when
-// the next one will be.
+// walk calls serve for the queues of one stage that have TBDL messages,
+// from start on and round, until the stage is full.
+func (c *claimer) walk(stage domain.Stage, start string, serve func(name string) error) error {
+	prefix := stagePrefix(stage)
+	cur := c.t.bucket(bucketReady).Cursor()
+	visit := func(from, to []byte) error {
+		for k, _ := cur.Seek(from); k != nil && bytes.HasPrefix(k, prefix) && (to == nil || bytes.Compare(k, to) < 0); {
+			if c.full(stage) {
+				c.res.More = true // perhaps: another queue has TBDL messages
+				return nil
+			}
+			i := bytes.IndexByte(k[1:], sep)
+			if i < 0 {
+				return fmt.Errorf("ready index: malformed key %x", k)
+			}
+			name := string(k[1 : 1+i])
+			if err := serve(name); err != nil {
+				return err
+			}
+			// serve changed the bucket: seek past the last key of this
+			// queue (a longer name that starts alike sorts after name 0x01).
+			k, _ = cur.Seek(append(append(bytes.Clone(prefix), name...), sep+1))
+		}
+		return nil
+	}
+	from := append(bytes.Clone(prefix), start...)
+	if err := visit(from, nil); err != nil {
+		return err
+	}
+	if start != "" {
+		return visit(prefix, from)
+	}
+	return nil
+}
+
+// readyIDs returns up to n ids of the TBDL messages of a queue, in seq order.
+func (c *claimer) readyIDs(stage domain.Stage, name string, n int64) []uuid.UUID {
+	var ids []uuid.UUID
+	prefix := append(stagePrefix(stage), prefixOf(name)...)
+	cur := c.t.bucket(bucketReady).Cursor()
+	for k, v := cur.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && int64(len(ids)) < n; k, v = cur.Next() {
+		ids = append(ids, uuid.UUID(v))
+	}
+	return ids
+}
+
+// routeQueue routes what it may of one inbound queue's TBDL messages, in seq
+// order: an EO queue's up to the limit, an EOIO queue's until one of them
+// finds no receiver and blocks it.
+func (c *claimer) routeQueue(name string) error {
+	q, err := c.queue(name)
+	if err != nil {
+		return err
+	}
+	if q.Stopped || blocking(q) > 0 || q.Counts[domain.StatusWAIT] > 0 {
+		return nil
+	}
+	ids := c.readyIDs(domain.Inbound, name, int64(c.p.RouteLimit-c.routed)+1)
+	if len(ids) > c.p.RouteLimit-c.routed {
+		ids, c.res.More = ids[:c.p.RouteLimit-c.routed], true // the limit cuts the queue short
+	}
+	for _, id := range ids {
+		m, err := c.t.stored(id)
+		if err != nil {
+			return fmt.Errorf("ready index names a missing message: %w", err)
+		}
+		after, err := c.route(id, m)
+		if err != nil {
+			return err
+		}
+		c.routed++
+		c.last[domain.Inbound] = name
+		if domain.Blocks(after.QoS, after.Status, after.ErrorClass) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// route does receiver determination for one inbound message (§3): its
+// outbound messages, sharing its payload, and its DLVD — or its NDLV when
+// no receiver is found — in the claim's transaction.
+func (c *claimer) route(key uuid.UUID, in storedMessage) (*domain.Message, error) {
+	node := c.p.Node
+	entry := func(reason string) domain.HistoryEntry { return store.EngineEntry(c.now, node, reason) }
+	dlng, err := c.t.transition(key, in, domain.StatusDLNG, func(m *domain.Message) {
+		m.Attempts++
+	}, entry("receiver determination"))
+	if err != nil {
+		return nil, err
+	}
+	in = storedMessage{Message: dlng, sharedPayload: in.sharedPayload}
+	targets, reason, rerr := c.p.Router.Route(c.t, dlng)
+	var after *domain.Message
+	if rerr != nil {
+		after, err = c.t.transition(key, in, domain.StatusNDLV, func(m *domain.Message) {
+			m.Error, m.ErrorClass = rerr.Error(), domain.ErrorPermanent
+		}, entry("permanent error: "+rerr.Error()))
+		if err == nil {
+			err = store.RestoreHold(c.t, after.Queue, entry("held behind "+after.ID+" (NDLV)"))
+		}
+	} else {
+		for _, tg := range targets {
+			status, err := store.ArrivalStatus(c.t, tg.Queue, in.QoS)
+			if err != nil {
+				return nil, err
+			}
+			out := &domain.Message{
+				ID: domain.NewID(), QoS: in.QoS, Sender: in.Sender, Receiver: tg.Receiver, Interface: in.Interface,
+				AppQueue: in.AppQueue, Queue: tg.Queue, Stage: domain.Outbound, Status: status,
+				ParentID: in.ID, Headers: in.Headers, Size: in.Size, CreatedAt: c.now, UpdatedAt: c.now,
+			}
+			if err := c.t.insertShared(out, entry("receiver determination")); err != nil {
+				return nil, err
+			}
+			c.res.Created = append(c.res.Created, out)
+			delete(c.queues, tg.Queue) // its counts changed
+		}
+		after, err = c.t.transition(key, in, domain.StatusDLVD, nil, entry(reason))
+	}
+	if err != nil {
+		return nil, err
+	}
+	delete(c.queues, after.Queue)
+	c.res.Routed = append(c.res.Routed, after)
+	return after, nil
+}
+
+// due claims the outbound WAIT messages whose next attempt is due, and finds
+// when the next one will be.
 func (c *claimer) due() error {
 	cur := c.t.bucket(bucketDue).Cursor()
 	var keys [][]byte
@@ -144,7 +276,7 @@ func (c *claimer) due() error {
 		keys = append(keys, bytes.Clone(k))
 	}
 	for _, k := range keys {
-		if c.done {
+		if c.full(domain.Outbound) {
 			c.res.More = true
 			return nil
 		}
@@ -152,15 +284,11 @@ func (c *claimer) due() error {
 		if err != nil {
 			return fmt.Errorf("due index names a missing message: %w", err)
 		}
-		if c.full(m.Stage) {
-			c.res.More = true
-			continue
-		}
 		q, err := c.queue(m.Queue)
 		if err != nil {
 			return err
 		}
-		if c.room(q) <= 0 {
+		if m.Stage != domain.Outbound || c.room(q) <= 0 {
 			continue
 		}
 		if err := c.take(m); err != nil {
@@ -170,63 +298,20 @@ func (c *claimer) due() error {
 	return nil
 }
 
-// ready claims TBDL messages queue by queue: the head of an EOIO queue
-// whose head is TBDL and nothing in flight, the first TBDL messages of an
-// EO queue up to its window unless it WAITs.
-func (c *claimer) ready(start string) error {
-	b := c.t.bucket(bucketReady)
-	cur := b.Cursor()
-	visit := func(from, to []byte) error {
-		for k, _ := cur.Seek(from); k != nil && (to == nil || bytes.Compare(k, to) < 0); {
-			if c.done {
-				c.res.More = true // perhaps: another queue has TBDL messages
-				return nil
-			}
-			i := bytes.IndexByte(k, sep)
-			if i < 0 {
-				return fmt.Errorf("ready index: malformed key %x", k)
-			}
-			name := string(k[:i])
-			if err := c.readyQueue(name); err != nil {
-				return err
-			}
-			// Past the last key of this queue: a longer name that starts
-			// alike sorts after name 0x01.
-			k, _ = cur.Seek(append([]byte(name), sep+1))
-		}
-		return nil
-	}
-	if err := visit([]byte(start), nil); err != nil {
-		return err
-	}
-	if start != "" {
-		return visit(nil, []byte(start))
-	}
-	return nil
-}
-
-// readyQueue claims what it may of one queue's TBDL messages.
-func (c *claimer) readyQueue(name string) error {
+// claimQueue claims TBDL messages of one outbound queue: the head of an
+// EOIO queue whose head is TBDL and nothing in flight, the first TBDL
+// messages of an EO queue up to its window unless it WAITs.
+func (c *claimer) claimQueue(name string) error {
 	q, err := c.queue(name)
 	if err != nil {
 		return err
 	}
-	if c.full(q.Stage) {
-		c.res.More = true
-		return nil
-	}
 	room := c.room(q)
-	if room <= 0 || (q.Counts[domain.StatusWAIT] > 0) {
+	if room <= 0 || q.Counts[domain.StatusWAIT] > 0 {
 		return nil // a WAIT message holds the queue; it is claimed when due
 	}
-	var ids []uuid.UUID
-	prefix := prefixOf(name)
-	cur := c.t.bucket(bucketReady).Cursor()
-	for k, v := cur.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && int64(len(ids)) < room; k, v = cur.Next() {
-		ids = append(ids, uuid.UUID(v))
-	}
-	for _, id := range ids {
-		if c.done || c.full(q.Stage) {
+	for _, id := range c.readyIDs(domain.Outbound, name, room) {
+		if c.full(domain.Outbound) {
 			c.res.More = true
 			return nil
 		}
@@ -244,7 +329,7 @@ func (c *claimer) readyQueue(name string) error {
 	return nil
 }
 
-// take claims one ready message, minding blacklist candidates.
+// take claims one ready outbound message, minding blacklist candidates.
 func (c *claimer) take(m storedMessage) error {
 	candidate := m.Crashes > 0 && c.p.Candidates != store.CandidatesAsAny
 	switch {
@@ -255,29 +340,20 @@ func (c *claimer) take(m storedMessage) error {
 		return nil
 	}
 	attempt := m.Attempts + 1
-	reason := fmt.Sprintf("delivery attempt %d", attempt)
-	if m.Stage == domain.Inbound {
-		reason = "receiver determination"
-	}
 	node := c.p.Node
 	after, err := c.t.transition(idOf(m.ID), m, domain.StatusDLNG, func(m *domain.Message) {
 		m.Attempts, m.Node, m.Incarnation, m.NextAttemptAt = attempt, node.ID, node.Incarnation, nil
-	}, store.EngineEntry(c.now, node, reason))
+	}, store.EngineEntry(c.now, node, fmt.Sprintf("delivery attempt %d", attempt)))
 	if err != nil {
 		return err
 	}
-	cl := store.Claimed{Message: after, Epoch: c.t.epoch()}
-	if after.Stage == domain.Outbound {
-		if cl.Payload, err = c.t.Payload(after.ID); err != nil {
-			return err
-		}
-		c.outbound++
-	} else {
-		c.inbound++
+	payload, err := c.t.Payload(after.ID)
+	if err != nil {
+		return err
 	}
-	c.res.Claimed = append(c.res.Claimed, cl)
+	c.res.Claimed = append(c.res.Claimed, store.Claimed{Message: after, Epoch: c.t.epoch(), Payload: payload})
 	delete(c.queues, after.Queue) // its counts changed
-	c.last = after.Queue
-	c.done = (c.full(domain.Inbound) && c.full(domain.Outbound)) || c.p.Candidates == store.CandidatesAlone
+	c.last[domain.Outbound] = after.Queue
+	c.claimed++
 	return nil
 }

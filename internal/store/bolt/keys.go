@@ -78,6 +78,21 @@ func seqKey(queue string, seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(prefixOf(queue), seq)
 }
 
+// readyKey is stage(1) queue 0x00 be64(seq): the TBDL messages of the
+// inbound queues, then those of the outbound ones, each queue's in seq
+// order. Stage is I or O.
+func readyKey(stage domain.Stage, queue string, seq uint64) []byte {
+	return append(stagePrefix(stage), seqKey(queue, seq)...)
+}
+
+// stagePrefix is the first byte of the ready keys of a stage.
+func stagePrefix(stage domain.Stage) []byte {
+	if stage == domain.Inbound {
+		return []byte{'I'}
+	}
+	return []byte{'O'}
+}
+
 // statusKey is status(1) id(16): the messages of a status in id order.
 func statusKey(s domain.Status, id uuid.UUID) []byte {
 	c, _ := statusCode(s)

@@ -330,7 +330,7 @@ func indexEntries(key uuid.UUID, m *domain.Message) []indexEntry {
 			out = append(out, indexEntry{bucketQueueOpen, sk, key[:]})
 		}
 		if m.Status == domain.StatusTBDL {
-			out = append(out, indexEntry{bucketReady, sk, key[:]})
+			out = append(out, indexEntry{bucketReady, readyKey(m.Stage, m.Queue, m.Seq), key[:]})
 		}
 	}
 	if m.Status == domain.StatusWAIT && m.NextAttemptAt != nil {

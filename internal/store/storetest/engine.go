@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/placement"
 	"github.com/queuectl/queuectl/internal/store"
 )
 
@@ -61,12 +62,7 @@ func (e *engineBundle) join(t *testing.T, id string) store.Node {
 func (e *engineBundle) claimAs(t *testing.T, n store.Node, p store.ClaimParams) *store.ClaimResult {
 	t.Helper()
 	p.Node = n
-	if p.Window == 0 {
-		p.Window = 32
-	}
-	if p.InboundLimit == 0 {
-		p.InboundLimit = p.Limit
-	}
+	withDefaults(&p)
 	res, err := e.eng.Claim(e.ctx, p)
 	require.NoError(t, err)
 	return res
@@ -82,16 +78,29 @@ func (e *engineBundle) record(t *testing.T, claim *store.ClaimParams, outcomes .
 	t.Helper()
 	if claim != nil {
 		claim.Node = e.node
-		if claim.Window == 0 {
-			claim.Window = 32
-		}
-		if claim.InboundLimit == 0 {
-			claim.InboundLimit = claim.Limit
-		}
+		withDefaults(claim)
 	}
 	res, err := e.eng.Record(e.ctx, store.RecordParams{Node: e.node, Outcomes: outcomes, Claim: claim})
 	require.NoError(t, err)
 	return res
+}
+
+// router routes by the receivers named at send time, and places EO
+// messages in slot 0 of their queue.
+var router = &placement.Router{Placer: placement.Placer{Role: domain.RoleCentral, Rand: func(int) int { return 0 }}}
+
+// withDefaults gives a claim the fixtures' window and router, and a route
+// limit of the claim's limit, where the test left them unset.
+func withDefaults(p *store.ClaimParams) {
+	if p.Window == 0 {
+		p.Window = 32
+	}
+	if p.Router == nil {
+		p.Router = router
+	}
+	if p.RouteLimit == 0 {
+		p.RouteLimit = max(p.Limit, 1)
+	}
 }
 
 func claimedIDs(res *store.ClaimResult) []string {
@@ -156,7 +165,7 @@ func testClaim(t *testing.T, open Opener) {
 		require.Empty(t, e.claim(t, 100).Claimed, "nothing else is ready")
 	})
 
-	t.Run("InboundClaimsCarryNoPayloadButTheTuning", func(t *testing.T) {
+	t.Run("RoutesInboundMessagesWithTheTuning", func(t *testing.T) {
 		t.Parallel()
 		e := setupEngine(t, open)
 		e.update(t, func(w store.Writer) error {
@@ -164,10 +173,71 @@ func testClaim(t *testing.T, open Opener) {
 		})
 		in := NewMessage()
 		e.insert(t, in)
-		res := e.claimAs(t, e.node, store.ClaimParams{Limit: 10, Params: true})
-		require.Len(t, res.Claimed, 1)
-		require.Nil(t, res.Claimed[0].Payload)
-		require.Equal(t, []domain.Param{{Name: "EO_OUTBOUND_PARALLEL", Sub: ReceiverWMS, Value: 4}}, res.Params)
+		slot := &placement.Router{Placer: placement.Placer{Role: domain.RoleCentral, Rand: func(n int) int { return n - 1 }}}
+		before := e.store.Commits()
+		res := e.claimAs(t, e.node, store.ClaimParams{Limit: 10, Router: slot})
+		require.Equal(t, before+1, e.store.Commits(), "routing and the claim of what it created: one commit")
+		require.Len(t, res.Routed, 1)
+		require.Equal(t, in.ID, res.Routed[0].ID)
+		require.Equal(t, domain.StatusDLVD, res.Routed[0].Status)
+		require.Len(t, res.Created, 1)
+		out := res.Created[0]
+		require.Equal(t, domain.EOOutboundQueue(ReceiverWMS, 4, 3), out.Queue, "placed with the tuning in force")
+		require.Equal(t, []string{out.ID}, claimedIDs(res), "what routing created is claimed at once")
+		require.Equal(t, PayloadOf(in), res.Claimed[0].Payload)
+		h := e.history(t, in.ID)
+		require.Equal(t, []domain.Status{domain.StatusTBDL, domain.StatusDLNG, domain.StatusDLVD},
+			[]domain.Status{h[0].To, h[1].To, h[2].To})
+		require.Equal(t, "receiver determination (named at send time): WMS", h[2].Reason)
+		require.Equal(t, e.node.ID, h[2].Node)
+	})
+
+	t.Run("RoutesByTheRules", func(t *testing.T) {
+		t.Parallel()
+		e := setupEngine(t, open)
+		in := NewMessage()
+		in.Receivers = nil
+		e.insert(t, in)
+		rules := &placement.Router{Placer: router.Placer, Rules: []placement.Rule{
+			{Sender: SenderERP, Interface: "OrderCreate", Receivers: []string{ReceiverWMS, ReceiverARCHIVE}},
+			{Sender: SenderERP, Receivers: []string{ReceiverWMS}},
+			{Sender: SenderSHOP, Receivers: []string{"CRM"}},
+		}}
+		res := e.claimAs(t, e.node, store.ClaimParams{Limit: 10, Router: rules})
+		var receivers []string
+		for _, m := range res.Created {
+			receivers = append(receivers, m.Receiver)
+		}
+		require.Equal(t, []string{ReceiverWMS, ReceiverARCHIVE}, receivers, "each matching rule's receivers, once each")
+	})
+
+	t.Run("NoReceiverIsNDLVAndBlocksEOIO", func(t *testing.T) {
+		t.Parallel()
+		e := setupEngine(t, open)
+		first, second := NewEOIOMessage("ORDERS"), NewEOIOMessage("ORDERS")
+		first.Receivers = nil
+		e.insert(t, first, second)
+		res := e.claim(t, 10)
+		require.Len(t, res.Routed, 1, "the queue is blocked by the first")
+		m := e.message(t, first.ID)
+		require.Equal(t, domain.StatusNDLV, m.Status)
+		require.Equal(t, domain.ErrorPermanent, m.ErrorClass)
+		require.Contains(t, m.Error, "no receiver")
+		require.Equal(t, domain.StatusHOLD, e.message(t, second.ID).Status)
+		requireConsistent(t, e.testBundle)
+	})
+
+	t.Run("EOIOInboundRoutedInOrder", func(t *testing.T) {
+		t.Parallel()
+		e := setupEngine(t, open)
+		in := []*domain.Message{NewEOIOMessage("ORDERS"), NewEOIOMessage("ORDERS"), NewEOIOMessage("ORDERS")}
+		e.insert(t, in...)
+		res := e.claim(t, 10)
+		require.Equal(t, idsOf(in...), idsOf(res.Routed...), "an inbound EOIO queue is routed in seq order")
+		for i, m := range res.Created {
+			require.Equal(t, uint64(i+1), e.message(t, m.ID).Seq, "the outbound queue keeps the order")
+		}
+		require.Len(t, res.Claimed, 1, "and delivers one at a time")
 	})
 
 	t.Run("EOWindow", func(t *testing.T) {
@@ -211,23 +281,13 @@ func testClaim(t *testing.T, open Opener) {
 		require.NotContains(t, claimedIDs(first), second.Claimed[0].Message.ID)
 	})
 
-	t.Run("InboundAndOutboundLimitsApart", func(t *testing.T) {
+	t.Run("RouteAndClaimLimitsApart", func(t *testing.T) {
 		t.Parallel()
 		e := setupEngine(t, open)
-		in := []*domain.Message{NewMessage(), NewMessage(), NewMessage()}
-		e.insert(t, in...)
-		e.insert(t, outbound(3)...)
-		res := e.claimAs(t, e.node, store.ClaimParams{Limit: 1, InboundLimit: 2})
-		var inbound, out int
-		for _, c := range res.Claimed {
-			if c.Message.Stage == domain.Inbound {
-				inbound++
-			} else {
-				out++
-			}
-		}
-		require.Equal(t, 2, inbound, "routing needs no worker: its own limit")
-		require.Equal(t, 1, out, "one delivery per free worker")
+		e.insert(t, NewMessage(), NewMessage(), NewMessage())
+		res := e.claimAs(t, e.node, store.ClaimParams{Limit: 1, RouteLimit: 2})
+		require.Len(t, res.Routed, 2, "routing needs no worker: its own limit")
+		require.Len(t, res.Claimed, 1, "one delivery per free worker")
 		require.True(t, res.More)
 	})
 
@@ -306,7 +366,7 @@ func testClaim(t *testing.T, open Opener) {
 		e.record(t, nil, delivered(res.Claimed[0]))
 		alone := e.claimAs(t, e.node, store.ClaimParams{Limit: 10, Candidates: store.CandidatesAlone})
 		require.Equal(t, idsOf(cand), claimedIDs(alone), "CandidatesAlone claims the candidate, alone")
-		any := NewMessage()
+		any := outbound(1)[0]
 		any.Crashes = 1
 		e.insert(t, any)
 		require.Equal(t, idsOf(any), claimedIDs(e.claimAs(t, e.node, store.ClaimParams{Limit: 10})), "CandidatesAsAny")
@@ -363,35 +423,32 @@ func testRecord(t *testing.T, open Opener) {
 		require.Len(t, e.history(t, msgs[0].ID), 3, "the refused outcome wrote nothing")
 	})
 
-	t.Run("RoutedSharesThePayload", func(t *testing.T) {
+	t.Run("RoutedMessagesShareThePayload", func(t *testing.T) {
 		t.Parallel()
 		e := setupEngine(t, open)
 		in := NewEOIOMessage("ORDERS")
+		in.Receivers = []string{ReceiverWMS, ReceiverARCHIVE}
 		e.insert(t, in)
 		res := e.claim(t, 10)
-		wms := domain.EOIOOutboundQueue(domain.PrefixXBQ, ReceiverWMS, "ORDERS")
-		archive := domain.EOIOOutboundQueue(domain.PrefixXBQ, ReceiverARCHIVE, "ORDERS")
-		rec := e.record(t, &store.ClaimParams{Limit: 10}, store.Outcome{ID: in.ID, Epoch: res.Claimed[0].Epoch, Kind: store.OutcomeRouted,
-			Routes: []store.Route{{Receiver: ReceiverWMS, Queue: wms}, {Receiver: ReceiverARCHIVE, Queue: archive}}})
 		require.Equal(t, domain.StatusDLVD, e.message(t, in.ID).Status)
-		require.Len(t, rec.Created, 2)
-		require.Len(t, rec.Claim.Claimed, 2, "the outbound heads are claimed in the same transaction")
-		for _, out := range rec.Created {
+		require.Len(t, res.Created, 2)
+		require.Len(t, res.Claimed, 2, "the outbound heads are claimed in the same transaction")
+		for _, out := range res.Created {
 			m := e.message(t, out.ID)
 			require.Equal(t, in.ID, m.ParentID)
 			require.Equal(t, domain.Outbound, m.Stage)
 			require.Equal(t, in.Size, m.Size)
 			require.Equal(t, in.AppQueue, m.AppQueue)
 			require.Equal(t, in.Headers, m.Headers)
+			require.Equal(t, domain.StatusDLNG, m.Status)
 			require.Equal(t, PayloadOf(in), e.payload(t, out.ID))
 		}
-		require.Equal(t, domain.StatusDLNG, e.message(t, rec.Created[0].ID).Status)
 		// The payload lives as long as one of the messages that share it.
 		e.update(t, func(w store.Writer) error { return w.Delete(in.ID) })
-		require.Equal(t, PayloadOf(in), e.payload(t, rec.Created[0].ID))
-		e.update(t, func(w store.Writer) error { return w.Delete(rec.Created[0].ID) })
-		require.Equal(t, PayloadOf(in), e.payload(t, rec.Created[1].ID))
-		e.update(t, func(w store.Writer) error { return w.Delete(rec.Created[1].ID) })
+		require.Equal(t, PayloadOf(in), e.payload(t, res.Created[0].ID))
+		e.update(t, func(w store.Writer) error { return w.Delete(res.Created[0].ID) })
+		require.Equal(t, PayloadOf(in), e.payload(t, res.Created[1].ID))
+		e.update(t, func(w store.Writer) error { return w.Delete(res.Created[1].ID) })
 		requireConsistent(t, e.testBundle)
 	})
 
@@ -402,9 +459,9 @@ func testRecord(t *testing.T, open Opener) {
 		in := NewEOIOMessage("ORDERS")
 		e.insert(t, blocked, in)
 		res := e.claim(t, 10)
-		rec := e.record(t, nil, store.Outcome{ID: in.ID, Epoch: res.Claimed[0].Epoch, Kind: store.OutcomeRouted,
-			Routes: []store.Route{{Receiver: ReceiverWMS, Queue: blocked.Queue}}})
-		require.Equal(t, domain.StatusHOLD, e.message(t, rec.Created[0].ID).Status)
+		require.Len(t, res.Created, 1)
+		require.Equal(t, domain.StatusHOLD, e.message(t, res.Created[0].ID).Status)
+		require.Empty(t, res.Claimed)
 	})
 
 	t.Run("FailedEOIOHeadHoldsItsQueue", func(t *testing.T) {
@@ -449,7 +506,7 @@ func testFencing(t *testing.T, open Opener) {
 		require.NotEqual(t, old.Incarnation, e.node.Incarnation, "a restarted node is a new incarnation")
 		_, err := e.eng.Record(e.ctx, store.RecordParams{Node: old, Outcomes: []store.Outcome{delivered(res.Claimed[0])}})
 		require.ErrorIs(t, err, store.ErrFenced)
-		_, err = e.eng.Claim(e.ctx, store.ClaimParams{Node: old, Limit: 1, InboundLimit: 1, Window: 1})
+		_, err = e.eng.Claim(e.ctx, store.ClaimParams{Node: old, Limit: 1, Window: 1})
 		require.ErrorIs(t, err, store.ErrFenced)
 		_, err = e.eng.Heartbeat(e.ctx, store.HeartbeatParams{Node: old, TTL: time.Minute})
 		require.ErrorIs(t, err, store.ErrFenced)
