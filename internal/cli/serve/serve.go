@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"net"
@@ -137,14 +138,31 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 		Metrics: col.Handler(),
 	})
 
-	servers, err := startAPI(api, path+".sock", listen, tlsConf, log)
+	servers, apiFailed, err := startAPI(api, path+".sock", listen, tlsConf, log)
 	if err != nil {
 		return err
 	}
-	err = eng.Run(ctx)
+	// A listener that fails stops serve: a server that cannot be reached
+	// must not go on as if it could.
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	var apiErr error
+	go func() {
+		select {
+		case apiErr = <-apiFailed:
+			log.Error("api listener failed; serve stops", "err", apiErr)
+			stopRun()
+		case <-runCtx.Done():
+		}
+	}()
+	err = eng.Run(runCtx)
+	stopRun()
 	state.stopping()
 	stopAPI(servers, c.Engine.ShutdownTimeout)
 	os.Remove(path + ".sock")
+	if err == nil && apiErr != nil {
+		err = domain.Errorf(domain.ErrUnavailable, "the API stopped serving: %v", apiErr)
+	}
 	return err
 }
 
@@ -200,12 +218,14 @@ func loadTLS(cert, key string) (*tls.Config, error) {
 // startAPI serves the API on the unix socket (trusted: its file mode is the
 // protection) and, if asked, on TCP (tokens decide). Both listen before
 // either serves, so a TCP address in use leaves no socket behind.
-func startAPI(api *httpapi.Server, sock, listen string, tlsConf *tls.Config, log *slog.Logger) ([]*http.Server, error) {
+//
+// The channel it returns receives a listener's failure.
+func startAPI(api *httpapi.Server, sock, listen string, tlsConf *tls.Config, log *slog.Logger) ([]*http.Server, <-chan error, error) {
 	var tl net.Listener
 	if listen != "" {
 		var err error
 		if tl, err = net.Listen("tcp", listen); err != nil {
-			return nil, domain.Errorf(domain.ErrUnavailable, "listen on %s: %v", listen, err)
+			return nil, nil, domain.Errorf(domain.ErrUnavailable, "listen on %s: %v", listen, err)
 		}
 		if tlsConf != nil {
 			tl = tls.NewListener(tl, tlsConf)
@@ -224,18 +244,19 @@ func startAPI(api *httpapi.Server, sock, listen string, tlsConf *tls.Config, log
 		if tl != nil {
 			tl.Close()
 		}
-		return nil, domain.Errorf(domain.ErrUnavailable, "serve the socket %s: %v", sock, err)
+		return nil, nil, domain.Errorf(domain.ErrUnavailable, "serve the socket %s: %v", sock, err)
 	}
+	failed := make(chan error, 2)
 	servers := []*http.Server{newHTTPServer(api.Handler(true))}
-	go serveOn(servers[0], ul, log)
+	go serveOn(servers[0], ul, failed)
 	log.Info("api listening", "socket", sock)
 	if tl != nil {
 		srv := newHTTPServer(api.Handler(false))
 		servers = append(servers, srv)
-		go serveOn(srv, tl, log)
+		go serveOn(srv, tl, failed)
 		log.Info("api listening", "address", tl.Addr().String(), "tls", tlsConf != nil)
 	}
-	return servers, nil
+	return servers, failed, nil
 }
 
 func newHTTPServer(h http.Handler) *http.Server {
@@ -248,9 +269,11 @@ func newHTTPServer(h http.Handler) *http.Server {
 	}
 }
 
-func serveOn(srv *http.Server, l net.Listener, log *slog.Logger) {
+// serveOn serves srv on l until it is shut down; any other end is a
+// failure, reported on failed.
+func serveOn(srv *http.Server, l net.Listener, failed chan<- error) {
 	if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Error("api server failed", "err", err)
+		failed <- fmt.Errorf("%s: %w", l.Addr(), err)
 	}
 }
 
