@@ -122,7 +122,11 @@ func (s *Store) View(ctx context.Context, fn func(store.Reader) error) error {
 		return s.errClosed()
 	}
 	return s.db.View(func(tx *bbolt.Tx) error {
-		return fn(&txn{tx: tx, clock: s.clock})
+		t := &txn{tx: tx, clock: s.clock}
+		if err := fn(t); err != nil {
+			return err
+		}
+		return t.flush()
 	})
 }
 
@@ -144,7 +148,11 @@ func (s *Store) Update(ctx context.Context, fn func(store.Writer) error) error {
 		return fmt.Errorf("the store %s is open read-only", s.path)
 	}
 	err := s.group.run(func(tx *bbolt.Tx) error {
-		return fn(&txn{tx: tx, clock: s.clock})
+		t := &txn{tx: tx, clock: s.clock}
+		if err := fn(t); err != nil {
+			return err
+		}
+		return t.flush()
 	})
 	if err == nil {
 		s.notify()

@@ -51,11 +51,10 @@ func (s *Store) setTurns(t turns) {
 
 // claimer is the state of one claim.
 type claimer struct {
-	t      *txn
-	p      store.ClaimParams
-	now    time.Time
-	res    *store.ClaimResult
-	queues map[string]*store.QueueRecord
+	t   *txn
+	p   store.ClaimParams
+	now time.Time
+	res *store.ClaimResult
 	// routed and claimed count what the claim did, against the limits.
 	routed, claimed int
 	// last is, per stage, the last queue the claim served.
@@ -66,7 +65,7 @@ type claimer struct {
 // the queues of the ready index from the turn's start on. It returns where
 // the next claim's turn starts.
 func (t *txn) claim(p store.ClaimParams, start turns) (*store.ClaimResult, turns, error) {
-	c := &claimer{t: t, p: p, now: t.now(), res: &store.ClaimResult{}, queues: map[string]*store.QueueRecord{}, last: turns{}}
+	c := &claimer{t: t, p: p, now: t.now(), res: &store.ClaimResult{}, last: turns{}}
 	if c.p.Window <= 0 {
 		c.p.Window = 1
 	}
@@ -104,15 +103,7 @@ func (c *claimer) full(s domain.Stage) bool {
 
 // queue returns a queue's record as it is now in the transaction.
 func (c *claimer) queue(name string) (*store.QueueRecord, error) {
-	if q, ok := c.queues[name]; ok {
-		return q, nil
-	}
-	q, err := c.t.Queue(name)
-	if err != nil {
-		return nil, err
-	}
-	c.queues[name] = q
-	return q, nil
+	return c.t.queue(name)
 }
 
 // blocking counts the NDLV messages that hold a queue up.
@@ -219,45 +210,41 @@ func (c *claimer) routeQueue(name string) error {
 func (c *claimer) route(key uuid.UUID, in storedMessage) (*domain.Message, error) {
 	node := c.p.Node
 	entry := func(reason string) domain.HistoryEntry { return store.EngineEntry(c.now, node, reason) }
-	dlng, err := c.t.transition(key, in, domain.StatusDLNG, func(m *domain.Message) {
-		m.Attempts++
-	}, entry("receiver determination"))
-	if err != nil {
-		return nil, err
-	}
-	in = storedMessage{Message: dlng, sharedPayload: in.sharedPayload}
-	targets, reason, rerr := c.p.Router.Route(c.t, dlng)
-	var after *domain.Message
+	dlng := step{domain.StatusDLNG, entry("receiver determination")}
+	targets, reason, rerr := c.p.Router.Route(c.t, in.Message)
 	if rerr != nil {
-		after, err = c.t.transition(key, in, domain.StatusNDLV, func(m *domain.Message) {
+		after, err := c.t.move(key, in, func(m *domain.Message) {
+			m.Attempts++
 			m.Error, m.ErrorClass = rerr.Error(), domain.ErrorPermanent
-		}, entry("permanent error: "+rerr.Error()))
+		}, dlng, step{domain.StatusNDLV, entry("permanent error: " + rerr.Error())})
 		if err == nil {
 			err = store.RestoreHold(c.t, after.Queue, entry("held behind "+after.ID+" (NDLV)"))
 		}
-	} else {
-		for _, tg := range targets {
-			status, err := store.ArrivalStatus(c.t, tg.Queue, in.QoS)
-			if err != nil {
-				return nil, err
-			}
-			out := &domain.Message{
-				ID: domain.NewID(), QoS: in.QoS, Sender: in.Sender, Receiver: tg.Receiver, Interface: in.Interface,
-				AppQueue: in.AppQueue, Queue: tg.Queue, Stage: domain.Outbound, Status: status,
-				ParentID: in.ID, Headers: in.Headers, Size: in.Size, CreatedAt: c.now, UpdatedAt: c.now,
-			}
-			if err := c.t.insertShared(out, entry("receiver determination")); err != nil {
-				return nil, err
-			}
-			c.res.Created = append(c.res.Created, out)
-			delete(c.queues, tg.Queue) // its counts changed
+		if err != nil {
+			return nil, err
 		}
-		after, err = c.t.transition(key, in, domain.StatusDLVD, nil, entry(reason))
+		c.res.Routed = append(c.res.Routed, after)
+		return after, nil
 	}
+	for _, tg := range targets {
+		status, err := store.ArrivalStatus(c.t, tg.Queue, in.QoS)
+		if err != nil {
+			return nil, err
+		}
+		out := &domain.Message{
+			ID: domain.NewID(), QoS: in.QoS, Sender: in.Sender, Receiver: tg.Receiver, Interface: in.Interface,
+			AppQueue: in.AppQueue, Queue: tg.Queue, Stage: domain.Outbound, Status: status,
+			ParentID: in.ID, Headers: in.Headers, Size: in.Size, CreatedAt: c.now, UpdatedAt: c.now,
+		}
+		if err := c.t.insertShared(out, entry("receiver determination")); err != nil {
+			return nil, err
+		}
+		c.res.Created = append(c.res.Created, out)
+	}
+	after, err := c.t.move(key, in, func(m *domain.Message) { m.Attempts++ }, dlng, step{domain.StatusDLVD, entry(reason)})
 	if err != nil {
 		return nil, err
 	}
-	delete(c.queues, after.Queue)
 	c.res.Routed = append(c.res.Routed, after)
 	return after, nil
 }
@@ -352,7 +339,6 @@ func (c *claimer) take(m storedMessage) error {
 		return err
 	}
 	c.res.Claimed = append(c.res.Claimed, store.Claimed{Message: after, Epoch: c.t.epoch(), Payload: payload})
-	delete(c.queues, after.Queue) // its counts changed
 	c.last[domain.Outbound] = after.Queue
 	c.claimed++
 	return nil

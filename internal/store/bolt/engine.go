@@ -54,7 +54,11 @@ func (s *Store) engineUpdate(ctx context.Context, fn func(t *txn) error) error {
 		return fmt.Errorf("the store %s is open read-only", s.path)
 	}
 	return s.group.run(func(tx *bbolt.Tx) error {
-		return fn(&txn{tx: tx, clock: s.clock})
+		t := &txn{tx: tx, clock: s.clock}
+		if err := fn(t); err != nil {
+			return err
+		}
+		return t.flush()
 	})
 }
 

@@ -180,10 +180,25 @@ func (t *txn) Transition(p store.TransitionParams) (*domain.Message, error) {
 
 // transition moves a message read as cur to status to, after update.
 func (t *txn) transition(key uuid.UUID, cur storedMessage, to domain.Status, update func(*domain.Message), h domain.HistoryEntry) (*domain.Message, error) {
+	return t.move(key, cur, update, step{to, h})
+}
+
+// step is one status change of a move, with its history entry.
+type step struct {
+	to domain.Status
+	h  domain.HistoryEntry
+}
+
+// move changes a message read as cur through one or more statuses in one
+// write: each step gets its history entry, the message, its indexes and
+// its queue's counts are written once, for the last. (Routing moves an
+// inbound message TBDL→DLNG→DLVD so in one transaction.)
+func (t *txn) move(key uuid.UUID, cur storedMessage, update func(*domain.Message), steps ...step) (*domain.Message, error) {
+	to := steps[len(steps)-1].to
 	if to == domain.StatusPEND && cur.Status != domain.StatusPEND {
 		return nil, domain.Invalidf("message %s: status %s cannot go back to PEND", cur.ID, cur.Status)
 	}
-	q, err := t.Queue(cur.Queue)
+	q, err := t.queue(cur.Queue)
 	if err != nil {
 		return nil, fmt.Errorf("message %s: %w", cur.ID, err)
 	}
@@ -194,16 +209,26 @@ func (t *txn) transition(key uuid.UUID, cur storedMessage, to domain.Status, upd
 			return nil, fmt.Errorf("message %s: a transition's Update must not change the id, queue, seq or status", cur.ID)
 		}
 	}
-	if h.At.IsZero() {
-		h.At = t.now()
-	}
-	h.At = h.At.UTC().Truncate(time.Microsecond)
 	if next.NextAttemptAt != nil {
 		at := next.NextAttemptAt.UTC().Truncate(time.Microsecond)
 		next.NextAttemptAt = &at
 	}
-	h.From, h.To = cur.Status, to
-	next.Status, next.UpdatedAt, next.History = to, h.At, nil
+	hist := t.bucket(bucketHistory)
+	entries := bytes.Clone(hist.Get(key[:]))
+	from := cur.Status
+	for _, st := range steps {
+		h := st.h
+		if h.At.IsZero() {
+			h.At = t.now()
+		}
+		h.At = h.At.UTC().Truncate(time.Microsecond)
+		h.From, h.To = from, st.to
+		if entries, err = appendHistoryEntry(entries, h); err != nil {
+			return nil, fmt.Errorf("message %s: encode history: %w", cur.ID, err)
+		}
+		next.UpdatedAt, from = h.At, st.to
+	}
+	next.Status, next.History = to, nil
 	if cur.Status == domain.StatusPEND && to != domain.StatusPEND {
 		q.LastSeq++
 		next.Seq = q.LastSeq
@@ -211,8 +236,8 @@ func (t *txn) transition(key uuid.UUID, cur storedMessage, to domain.Status, upd
 	if err := t.putMessage(key, next, cur.sharedPayload); err != nil {
 		return nil, err
 	}
-	if err := t.appendHistory(key, h); err != nil {
-		return nil, err
+	if err := hist.Put(key[:], entries); err != nil {
+		return nil, fmt.Errorf("message %s: store history: %w", cur.ID, err)
 	}
 	if err := t.reindex(key, cur.Message, next); err != nil {
 		return nil, err
@@ -231,7 +256,7 @@ func (t *txn) Delete(id string) error {
 	if err != nil {
 		return err
 	}
-	q, err := t.Queue(m.Queue)
+	q, err := t.queue(m.Queue)
 	if err != nil {
 		return fmt.Errorf("message %s: %w", id, err)
 	}

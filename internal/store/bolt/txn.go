@@ -11,11 +11,15 @@ import (
 	"github.com/queuectl/queuectl/internal/store"
 )
 
-// txn is the Reader and Writer of one bbolt transaction. It holds no state
-// of its own, so the functions of a grouped commit can share a transaction.
+// txn is the Reader and Writer of one function's part of a bbolt
+// transaction (the functions of a grouped commit share the transaction,
+// each with its own txn). It keeps the queue records it read, and writes
+// those it changed when the function ends (flush).
 type txn struct {
-	tx    *bbolt.Tx
-	clock func() time.Time
+	tx     *bbolt.Tx
+	clock  func() time.Time
+	queues map[string]*store.QueueRecord
+	dirty  map[string]bool
 }
 
 var (
