@@ -41,9 +41,12 @@ const redactedMark = "REDACTED"
 // (postgres://user:pw@host) or, as libpq also takes it, in its query
 // (postgres://host/db?password=pw), for messages and config view.
 func RedactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || s == "" {
+	if s == "" {
 		return s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return redactUnparsed(s)
 	}
 	changed := false
 	if u.User != nil {
@@ -61,6 +64,31 @@ func RedactURL(s string) string {
 		return s
 	}
 	return u.String()
+}
+
+// redactUnparsed hides what may be a password in a URL that does not parse
+// (a bad port, a stray %): everything between the first colon of the user
+// info and the last @, and every password= value. It may hide more than the
+// password, never less.
+func redactUnparsed(s string) string {
+	if scheme, rest, ok := strings.Cut(s, "://"); ok {
+		if at := strings.LastIndex(rest, "@"); at >= 0 {
+			if user, _, hasPassword := strings.Cut(rest[:at], ":"); hasPassword {
+				s = scheme + "://" + user + ":" + redactedMark + rest[at:]
+			}
+		}
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "password=")
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i] + "password=" + redactedMark)
+		s = s[i+len("password="):]
+		s = s[strings.IndexAny(s+"&", "& "):]
+	}
 }
 
 // secretHeader reports whether a header's value is likely a credential.

@@ -68,11 +68,11 @@ func connect(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, st
 	target := config.RedactURL(url)
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		// pgx names the URL in its error; keep only the reason, which
-		// follows the URL's last colon-separated part.
+		// pgx quotes the URL in its error (cannot parse `…`: reason);
+		// keep only the reason.
 		reason := err.Error()
-		if i := strings.LastIndex(reason, ": "); i >= 0 {
-			reason = reason[i+2:]
+		if i := strings.Index(reason, "`: "); i >= 0 {
+			reason = reason[i+3:]
 		}
 		return nil, target, domain.Invalidf("the store URL %s is not a PostgreSQL connection URL: %s", target, reason)
 	}
