@@ -20,6 +20,7 @@ func (t *txn) AppendAudit(e *domain.AuditEntry) error {
 		}
 		e.At = at
 	}
+	e.At = storedTime(e.At)
 	targets := make([]string, len(e.Targets))
 	for i, s := range e.Targets {
 		targets[i] = clean(s)

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -51,6 +52,21 @@ func scanMessage(row pgx.Row) (*storedMessage, error) {
 	m.Receiver, m.Interface, m.AppQueue, m.Error = receiver.String, iface.String, appQueue.String, errText.String
 	m.ErrorClass, m.Node = domain.ErrorClass(class.String), node.String
 	return &storedMessage{Message: &m, payloadID: payload}, nil
+}
+
+// storedTimes sets m's times to what the database keeps of them: UTC, to the
+// microsecond (pgx sends whole microseconds), so that the message a write
+// returns equals the one a read finds.
+func storedTimes(m *domain.Message) {
+	m.CreatedAt, m.UpdatedAt = storedTime(m.CreatedAt), storedTime(m.UpdatedAt)
+	if m.NextAttemptAt != nil {
+		at := storedTime(*m.NextAttemptAt)
+		m.NextAttemptAt = &at
+	}
+}
+
+func storedTime(t time.Time) time.Time {
+	return t.Truncate(time.Microsecond).UTC()
 }
 
 // messageValues are the values of m's columns that a change may set, in

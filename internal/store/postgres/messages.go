@@ -150,6 +150,7 @@ func (t *txn) Insert(m *domain.Message, payload []byte, h domain.HistoryEntry) e
 	if m.UpdatedAt.IsZero() {
 		m.UpdatedAt = m.CreatedAt
 	}
+	storedTimes(m)
 	payloadID, err := uuid.NewV7()
 	if err != nil {
 		return err
@@ -262,6 +263,7 @@ func (t *txn) Transition(p store.TransitionParams) (*domain.Message, error) {
 	}
 	h.From, h.To = cur.Status, p.To
 	next.Status, next.UpdatedAt, next.History = p.To, h.At, nil
+	storedTimes(next)
 	nq := cloneQueue(q)
 	if cur.Status == domain.StatusPEND && p.To != domain.StatusPEND {
 		nq.LastSeq++

@@ -187,15 +187,16 @@ func appliedMigrations(ctx context.Context, pool *pgxpool.Pool, target string) (
 	if table == nil {
 		return applied, nil
 	}
-	rows, err := pool.Query(ctx, `SELECT version_id, max(tstamp) FROM `+migrationTable+` WHERE is_applied AND version_id > 0 GROUP BY version_id`)
+	// goose records a timestamp without time zone, in the server's zone.
+	rows, err := pool.Query(ctx, `SELECT version_id, max(tstamp) AT TIME ZONE current_setting('TimeZone')
+		FROM `+migrationTable+` WHERE is_applied AND version_id > 0 GROUP BY version_id`)
 	if err != nil {
 		return nil, fmt.Errorf("read the migrations of %s: %w", target, err)
 	}
 	var v int64
 	var at time.Time
 	_, err = pgx.ForEachRow(rows, []any{&v, &at}, func() error {
-		// goose records a timestamp without time zone, in the server's zone.
-		applied[v] = time.Date(at.Year(), at.Month(), at.Day(), at.Hour(), at.Minute(), at.Second(), at.Nanosecond(), time.UTC)
+		applied[v] = at.UTC()
 		return nil
 	})
 	if err != nil {

@@ -117,6 +117,9 @@ func unreachable(target string, err error) error {
 	if errors.As(err, &pe) {
 		reason = pe.Message
 	}
+	// pgx joins the failures of every address it tried, one per line; the
+	// first says why.
+	reason, _, _ = strings.Cut(reason, "\n")
 	return domain.WithHint(domain.ErrUnavailable,
 		fmt.Sprintf("cannot connect to the PostgreSQL database %s: %s", target, reason), unreachableHint)
 }
