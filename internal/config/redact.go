@@ -7,15 +7,22 @@ import (
 	"strings"
 )
 
-// Redacted returns a copy fit to show: the token, passwords in the store URL
-// and in receiver URLs, and receiver headers that carry credentials are
-// replaced by a marker.
+// Redacted returns a copy fit to show: the token, passwords in the store
+// URLs (of the configuration and of its contexts) and in receiver URLs, and
+// receiver headers that carry credentials are replaced by a marker.
 func (c *Config) Redacted() *Config {
 	r := *c
 	if r.Token != "" {
 		r.Token = redactedMark
 	}
 	r.Store = RedactURL(r.Store)
+	if c.Contexts != nil {
+		r.Contexts = make(map[string]Context, len(c.Contexts))
+		for name, ctx := range c.Contexts {
+			ctx.Store = RedactURL(ctx.Store)
+			r.Contexts[name] = ctx
+		}
+	}
 	if c.Receivers != nil {
 		r.Receivers = make(map[string]Receiver, len(c.Receivers))
 		for name, rc := range c.Receivers {
