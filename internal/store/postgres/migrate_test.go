@@ -15,7 +15,7 @@ import (
 )
 
 // exec runs one statement in the schema of url.
-func exec(t *testing.T, url, sql string) {
+func exec(t testing.TB, url, sql string) {
 	t.Helper()
 	conn, err := pgx.Connect(context.Background(), url)
 	require.NoError(t, err)

@@ -9,16 +9,23 @@ import (
 	"github.com/queuectl/queuectl/internal/domain"
 )
 
-// Param returns one tuning value; ok is false when it is not set.
+// Param returns one tuning value; ok is false when it is not set. A
+// transaction reads each value once.
 func (t *txn) Param(name, sub string) (int, bool, error) {
+	key := [2]string{clean(name), clean(sub)}
+	if p, ok := t.params[key]; ok {
+		return p.value, p.ok, nil
+	}
 	var v int
-	err := t.tx.QueryRow(t.ctx, `SELECT value FROM params WHERE name = $1 AND sub = $2`, clean(name), clean(sub)).Scan(&v)
+	err := t.tx.QueryRow(t.ctx, `SELECT value FROM params WHERE name = $1 AND sub = $2`, key[0], key[1]).Scan(&v)
 	if errors.Is(err, pgx.ErrNoRows) {
+		t.params[key] = param{}
 		return 0, false, nil
 	}
 	if err != nil {
 		return 0, false, fmt.Errorf("parameter %s %s: %w", name, sub, err)
 	}
+	t.params[key] = param{value: v, ok: true}
 	return v, true, nil
 }
 
@@ -51,6 +58,7 @@ func (t *txn) SetParam(p domain.Param) error {
 	if err != nil {
 		return fmt.Errorf("parameter %s %s: store: %w", p.Name, p.Sub, err)
 	}
+	t.params[[2]string{clean(p.Name), clean(p.Sub)}] = param{value: p.Value, ok: true}
 	return nil
 }
 
@@ -59,5 +67,6 @@ func (t *txn) UnsetParam(name, sub string) error {
 	if _, err := t.tx.Exec(t.ctx, `DELETE FROM params WHERE name = $1 AND sub = $2`, clean(name), clean(sub)); err != nil {
 		return fmt.Errorf("parameter %s %s: delete: %w", name, sub, err)
 	}
+	t.params[[2]string{clean(name), clean(sub)}] = param{}
 	return nil
 }

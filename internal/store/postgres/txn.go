@@ -38,6 +38,15 @@ type txn struct {
 	dirty  map[string]bool
 	// clock is the database's time of the transaction, once read.
 	clock time.Time
+	// params holds the tuning values this transaction read or wrote:
+	// placement reads them for every message it sends.
+	params map[[2]string]param
+}
+
+// param is one tuning value as a transaction knows it.
+type param struct {
+	value int
+	ok    bool
 }
 
 var (
@@ -46,7 +55,8 @@ var (
 )
 
 func newTxn(ctx context.Context, tx pgx.Tx, writable bool) *txn {
-	return &txn{ctx: ctx, tx: tx, writable: writable, queues: map[string]*store.QueueRecord{}, dirty: map[string]bool{}}
+	return &txn{ctx: ctx, tx: tx, writable: writable, queues: map[string]*store.QueueRecord{}, dirty: map[string]bool{},
+		params: map[[2]string]param{}}
 }
 
 // now returns the database's clock: the start of the transaction, the same
@@ -67,18 +77,23 @@ var countColumns = map[domain.Status]string{
 	domain.StatusHOLD: "n_hold", domain.StatusNDLV: "n_ndlv", domain.StatusDLVD: "n_dlvd", domain.StatusFAIL: "n_fail",
 }
 
-// queueSelect reads queue records with the epoch of their lease.
-const queueSelect = `SELECT q.name, q.qos, q.stage, coalesce(q.receiver, ''), q.stopped, q.last_seq,
+// queueColumns are the columns of a queue record with the epoch of its
+// lease, from queueFrom, in the order scanQueue reads them.
+const (
+	queueColumns = `q.name, q.qos, q.stage, coalesce(q.receiver, ''), q.stopped, q.last_seq,
 	q.n_pend, q.n_tbdl, q.n_dlng, q.n_wait, q.n_hold, q.n_ndlv, q.n_dlvd, q.n_fail, q.passed_over,
-	q.created_at, coalesce(l.epoch, 0)
-	FROM queues q LEFT JOIN leases l ON l.queue = q.name`
+	q.created_at, coalesce(l.epoch, 0)`
+	queueFrom   = ` FROM queues q LEFT JOIN leases l ON l.queue = q.name`
+	queueSelect = `SELECT ` + queueColumns + queueFrom
+)
 
-// scanQueue reads one row of queueSelect.
-func scanQueue(row pgx.Row) (*store.QueueRecord, error) {
+// scanQueue reads one row of queueSelect, and into extra the columns a
+// query adds after them.
+func scanQueue(row pgx.Row, extra ...any) (*store.QueueRecord, error) {
 	var q store.QueueRecord
 	var n [8]int64
-	err := row.Scan(&q.Name, &q.QoS, &q.Stage, &q.Receiver, &q.Stopped, &q.LastSeq,
-		&n[0], &n[1], &n[2], &n[3], &n[4], &n[5], &n[6], &n[7], &q.PassedOver, &q.CreatedAt, &q.Epoch)
+	err := row.Scan(append([]any{&q.Name, &q.QoS, &q.Stage, &q.Receiver, &q.Stopped, &q.LastSeq,
+		&n[0], &n[1], &n[2], &n[3], &n[4], &n[5], &n[6], &n[7], &q.PassedOver, &q.CreatedAt, &q.Epoch}, extra...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +114,10 @@ func (t *txn) lockQueue(name string) (*store.QueueRecord, error) {
 	if q, ok := t.queues[name]; ok {
 		return q, nil
 	}
-	q, err := scanQueue(t.tx.QueryRow(t.ctx, queueSelect+` WHERE q.name = $1 FOR NO KEY UPDATE OF q`, name))
+	// The clock comes along: the changes that follow need it.
+	var clock time.Time
+	q, err := scanQueue(t.tx.QueryRow(t.ctx, `SELECT `+queueColumns+`, now()`+queueFrom+
+		` WHERE q.name = $1 FOR NO KEY UPDATE OF q`, name), &clock)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, domain.NotFoundf("queue %s does not exist", name)
 	}
@@ -107,6 +125,9 @@ func (t *txn) lockQueue(name string) (*store.QueueRecord, error) {
 		return nil, fmt.Errorf("queue %s: %w", name, err)
 	}
 	t.queues[name] = q
+	if t.clock.IsZero() {
+		t.clock = clock.UTC()
+	}
 	return q, nil
 }
 
