@@ -71,12 +71,6 @@ func (t *txn) now() (time.Time, error) {
 	return t.clock, nil
 }
 
-// countColumns names the counter column of each status.
-var countColumns = map[domain.Status]string{
-	domain.StatusPEND: "n_pend", domain.StatusTBDL: "n_tbdl", domain.StatusDLNG: "n_dlng", domain.StatusWAIT: "n_wait",
-	domain.StatusHOLD: "n_hold", domain.StatusNDLV: "n_ndlv", domain.StatusDLVD: "n_dlvd", domain.StatusFAIL: "n_fail",
-}
-
 // queueColumns are the columns of a queue record with the epoch of its
 // lease, from queueFrom, in the order scanQueue reads them.
 const (
@@ -127,28 +121,6 @@ func (t *txn) lockQueue(name string) (*store.QueueRecord, error) {
 	t.queues[name] = q
 	if t.clock.IsZero() {
 		t.clock = clock.UTC()
-	}
-	return q, nil
-}
-
-// lockQueueOf locks the queue of message id, as lockQueue does, and returns
-// its record; a message that does not exist is not found.
-func (t *txn) lockQueueOf(id string) (*store.QueueRecord, error) {
-	uid, ok := parseID(id)
-	if !ok {
-		return nil, notFound(id)
-	}
-	var name string
-	err := t.tx.QueryRow(t.ctx, `SELECT queue FROM messages WHERE id = $1`, uid).Scan(&name)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, notFound(id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("message %s: %w", id, err)
-	}
-	q, err := t.lockQueue(name)
-	if err != nil {
-		return nil, fmt.Errorf("message %s: %w", id, err)
 	}
 	return q, nil
 }
