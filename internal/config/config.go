@@ -119,8 +119,10 @@ type Cluster struct {
 	LeaseTTL  time.Duration `mapstructure:"lease_ttl" yaml:"lease_ttl"`
 }
 
-// Context names a remote server and the token to use with it.
+// Context names a remote server and the token to use with it, or a store
+// (a PostgreSQL database) to work on directly.
 type Context struct {
-	Server    string `mapstructure:"server" yaml:"server"`
-	TokenFile string `mapstructure:"token_file" yaml:"token_file"`
+	Server    string `mapstructure:"server" yaml:"server,omitempty"`
+	TokenFile string `mapstructure:"token_file" yaml:"token_file,omitempty"`
+	Store     string `mapstructure:"store" yaml:"store,omitempty"`
 }

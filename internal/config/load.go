@@ -193,6 +193,11 @@ func (c *Config) Validate() error {
 	if err := validateTokens(c.Server.Tokens); err != nil {
 		return err
 	}
+	for name, ctx := range c.Contexts {
+		if ctx.Server != "" && ctx.Store != "" {
+			return domain.Invalidf("contexts.%s: server and store exclude each other: a context talks to a server or works on a store", name)
+		}
+	}
 	if c.Context != "" {
 		if _, ok := c.Contexts[c.Context]; !ok {
 			return domain.Invalidf("context %q is not defined under contexts: in the config file", c.Context)

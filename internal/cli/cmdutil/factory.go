@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"os/user"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -19,6 +17,7 @@ import (
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/output"
 	"github.com/queuectl/queuectl/internal/store/bolt"
+	"github.com/queuectl/queuectl/internal/store/postgres"
 )
 
 // Factory gives commands lazy access to what they need. It is the one place
@@ -74,8 +73,10 @@ func (f *Factory) Context(parent context.Context) (context.Context, context.Canc
 	return context.WithTimeout(parent, c.Timeout)
 }
 
-// Admin opens the admin service once: the embedded store named by --store or
-// --db.
+// Admin opens the admin service once: a remote server (--server or a
+// context), else the store named by --store or --db — a PostgreSQL database,
+// or a bbolt file (through the socket of the server that holds it, if one
+// runs).
 func (f *Factory) Admin() (admin.Service, error) {
 	f.adminOnce.Do(func() { f.admin, f.adminErr = f.openAdmin() })
 	return f.admin, f.adminErr
@@ -100,15 +101,31 @@ func (f *Factory) openAdmin() (admin.Service, error) {
 		}
 		return remote.New(remote.Options{Server: server, Token: token})
 	}
-	path, err := StorePath(c)
+	loc, err := ResolveStore(c)
 	if err != nil {
 		return nil, err
 	}
+	role, err := domain.ParseRole(c.Engine.Role)
+	if err != nil {
+		return nil, err
+	}
+	opts := local.Options{Role: role, MaxPayload: int64(c.Engine.MaxPayload), Actor: localActor()}
+	if loc.Postgres != "" {
+		// Any number of commands and servers share the database: no
+		// socket, no lock, straight to it.
+		ctx, cancel := f.Context(context.Background())
+		defer cancel()
+		st, err := postgres.Open(ctx, loc.Postgres, postgres.Options{})
+		if err != nil {
+			return nil, err
+		}
+		return local.New(st, opts), nil
+	}
 	// A running server holds the store; its socket serves the same commands.
-	if svc := socketService(path + ".sock"); svc != nil {
+	if svc := socketService(loc.Path + ".sock"); svc != nil {
 		return svc, nil
 	}
-	st, err := bolt.Open(path, bolt.Options{})
+	st, err := bolt.Open(loc.Path, bolt.Options{})
 	if errors.Is(err, bolt.ErrNotStore) {
 		// The store cannot be used, as when it is locked or down: exit 6.
 		return nil, domain.WithHint(domain.ErrUnavailable, err.Error(),
@@ -117,48 +134,7 @@ func (f *Factory) openAdmin() (admin.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	role, err := domain.ParseRole(c.Engine.Role)
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	return local.New(st, local.Options{
-		Role:       role,
-		MaxPayload: int64(c.Engine.MaxPayload),
-		Actor:      localActor(),
-	}), nil
-}
-
-// StorePath returns the bbolt file to open: from --store bolt:///path when
-// given, else --db.
-func StorePath(c *config.Config) (string, error) {
-	if c.Store == "" {
-		if c.DB == "" {
-			return "", domain.Invalidf("the store path (--db, QUEUECTL_DB or db: in the config file) is empty; name a file, or leave it unset for %s", config.DefaultDBPath())
-		}
-		return c.DB, nil
-	}
-	u, err := url.Parse(c.Store)
-	if err != nil {
-		// url.Parse's error repeats the URL, password and all: keep only the reason.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return "", domain.Invalidf("store URL is malformed: %v; write bolt:///path/to/queuectl.db", err)
-	}
-	switch u.Scheme {
-	case "bolt":
-		p := u.Path
-		if u.Host != "" { // bolt://relative/path
-			p = filepath.Join(u.Host, u.Path)
-		}
-		if p == "" {
-			return "", domain.Invalidf("store URL %q names no file; write bolt:///absolute/path.db", c.Store)
-		}
-		return p, nil
-	}
-	return "", domain.Invalidf("store URL %q: scheme %q is not supported; use bolt:///path/to/queuectl.db", config.RedactURL(c.Store), u.Scheme)
+	return local.New(st, opts), nil
 }
 
 // localActor names the operator in history and audit entries in embedded mode.

@@ -95,10 +95,14 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	path, err := cmdutil.StorePath(c)
+	loc, err := cmdutil.ResolveStore(c)
 	if err != nil {
 		return err
 	}
+	if loc.Postgres != "" {
+		return runPostgres(ctx, f, loc.Postgres, h, listen, tlsConf)
+	}
+	path := loc.Path
 	st, err := bolt.Open(path, bolt.Options{})
 	if err != nil {
 		return err
@@ -215,8 +219,8 @@ func loadTLS(cert, key string) (*tls.Config, error) {
 	return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, nil
 }
 
-// startAPI serves the API on the unix socket (trusted: its file mode is the
-// protection) and, if asked, on TCP (tokens decide). Both listen before
+// startAPI serves the API on the unix socket, if there is one (trusted: its
+// file mode is the protection), and, if asked, on TCP (tokens decide). Both listen before
 // either serves, so a TCP address in use leaves no socket behind.
 //
 // The channel it returns receives a listener's failure.
@@ -231,25 +235,28 @@ func startAPI(api *httpapi.Server, sock, listen string, tlsConf *tls.Config, log
 			tl = tls.NewListener(tl, tlsConf)
 		}
 	}
-	// The store is ours (bbolt's lock), so a socket file left behind by a
-	// killed server is stale.
-	os.Remove(sock)
-	ul, err := net.Listen("unix", sock)
-	if err == nil {
-		if err = os.Chmod(sock, 0o600); err != nil {
-			ul.Close()
-		}
-	}
-	if err != nil {
-		if tl != nil {
-			tl.Close()
-		}
-		return nil, nil, domain.Errorf(domain.ErrUnavailable, "serve the socket %s: %v", sock, err)
-	}
 	failed := make(chan error, 2)
-	servers := []*http.Server{newHTTPServer(api.Handler(true))}
-	go serveOn(servers[0], ul, failed)
-	log.Info("api listening", "socket", sock)
+	var servers []*http.Server
+	if sock != "" {
+		// The store is ours (bbolt's lock), so a socket file left behind by a
+		// killed server is stale.
+		os.Remove(sock)
+		ul, err := net.Listen("unix", sock)
+		if err == nil {
+			if err = os.Chmod(sock, 0o600); err != nil {
+				ul.Close()
+			}
+		}
+		if err != nil {
+			if tl != nil {
+				tl.Close()
+			}
+			return nil, nil, domain.Errorf(domain.ErrUnavailable, "serve the socket %s: %v", sock, err)
+		}
+		servers = append(servers, newHTTPServer(api.Handler(true)))
+		go serveOn(servers[0], ul, failed)
+		log.Info("api listening", "socket", sock)
+	}
 	if tl != nil {
 		srv := newHTTPServer(api.Handler(false))
 		servers = append(servers, srv)
