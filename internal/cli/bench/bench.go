@@ -87,6 +87,7 @@ A progress bar shows on a terminal.`,
 
 // Run measures one run and prints its result.
 func Run(ctx context.Context, opts *Options) error {
+	cmdutil.TuneForEngine()
 	c, err := opts.Config()
 	if err != nil {
 		return err

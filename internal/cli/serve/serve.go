@@ -73,6 +73,7 @@ TBDL; a clean stop never counts as a crash.`,
 }
 
 func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
+	cmdutil.TuneForEngine()
 	c, err := f.Config()
 	if err != nil {
 		return err

@@ -241,6 +241,9 @@ func (c *claimer) route(key uuid.UUID, in storedMessage) (*domain.Message, error
 		}
 		c.res.Created = append(c.res.Created, out)
 	}
+	if err := c.t.addPayloadRefs(key, len(targets)); err != nil {
+		return nil, err
+	}
 	after, err := c.t.move(key, in, func(m *domain.Message) { m.Attempts++ }, dlng, step{domain.StatusDLVD, entry(reason)})
 	if err != nil {
 		return nil, err
@@ -334,9 +337,10 @@ func (c *claimer) take(m storedMessage) error {
 	if err != nil {
 		return err
 	}
-	payload, err := c.t.Payload(after.ID)
-	if err != nil {
-		return err
+	pk := m.payloadKey(idOf(m.ID))
+	payload := bytes.Clone(c.t.bucket(bucketPayloads).Get(pk[:]))
+	if payload == nil {
+		payload = []byte{}
 	}
 	c.res.Claimed = append(c.res.Claimed, store.Claimed{Message: after, Epoch: c.t.epoch(), Payload: payload})
 	c.last[domain.Outbound] = after.Queue

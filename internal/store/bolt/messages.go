@@ -81,16 +81,11 @@ func (t *txn) Insert(m *domain.Message, payload []byte, h domain.HistoryEntry) e
 }
 
 // insertShared stores a routed outbound message that shares its parent's
-// payload (m.ParentID, m.Size set by the caller).
+// payload (m.ParentID, m.Size set by the caller); the caller counts the
+// references (addPayloadRefs), once for all of a parent's messages.
 func (t *txn) insertShared(m *domain.Message, h domain.HistoryEntry) error {
-	if _, err := t.insert(m, h, true); err != nil {
-		return err
-	}
-	parent, err := parseID(m.ParentID)
-	if err != nil {
-		return err
-	}
-	return t.addPayloadRefs(parent, 1)
+	_, err := t.insert(m, h, true)
+	return err
 }
 
 // insert stores a new message record, its first history entry, its index
@@ -103,7 +98,9 @@ func (t *txn) insert(m *domain.Message, h domain.HistoryEntry, shared bool) (uui
 	if err != nil {
 		return key, err
 	}
-	if t.bucket(bucketMessages).Get(key[:]) != nil {
+	// A routed message's id is new (UUIDv7, made by the routing); any
+	// other could be taken.
+	if !shared && t.bucket(bucketMessages).Get(key[:]) != nil {
 		return key, domain.Conflictf("message %s exists already", m.ID)
 	}
 	q, err := t.queueFor(m, h)
@@ -134,8 +131,12 @@ func (t *txn) insert(m *domain.Message, h domain.HistoryEntry, shared bool) (uui
 	if err := t.putMessage(key, m, shared); err != nil {
 		return key, err
 	}
-	if err := t.appendHistory(key, h); err != nil {
-		return key, err
+	entry, err := appendHistoryEntry(nil, h) // a new message has no history yet
+	if err != nil {
+		return key, fmt.Errorf("message %s: encode history: %w", m.ID, err)
+	}
+	if err := t.bucket(bucketHistory).Put(key[:], entry); err != nil {
+		return key, fmt.Errorf("message %s: store history: %w", m.ID, err)
 	}
 	if err := t.reindex(key, nil, m); err != nil {
 		return key, err
