@@ -71,6 +71,7 @@ func (s *Store) Join(ctx context.Context, p store.JoinParams) (*store.Joined, er
 		if err := t.bucket(bucketMeta).Put([]byte(keyEpoch), binary.BigEndian.AppendUint64(nil, epoch)); err != nil {
 			return fmt.Errorf("join: store the epoch: %w", err)
 		}
+		t.epochValue = epoch
 		dead, err := t.deadNodes()
 		out = &store.Joined{Node: store.Node{ID: p.ID, Incarnation: epoch}, Dead: dead}
 		return err

@@ -20,6 +20,9 @@ type txn struct {
 	clock  func() time.Time
 	queues map[string]*store.QueueRecord
 	dirty  map[string]bool
+	// epochValue is the lease epoch, once epochRead.
+	epochRead  bool
+	epochValue uint64
 }
 
 var (
@@ -39,11 +42,15 @@ func (t *txn) bucket(name string) *bbolt.Bucket {
 // epoch is the lease epoch of every queue: the one process that holds the
 // file holds every lease, and each Join starts a new epoch.
 func (t *txn) epoch() uint64 {
-	v := t.bucket(bucketMeta).Get([]byte(keyEpoch))
-	if len(v) != 8 {
-		return 0
+	if t.epochRead {
+		return t.epochValue
 	}
-	return binary.BigEndian.Uint64(v)
+	v := t.bucket(bucketMeta).Get([]byte(keyEpoch))
+	t.epochRead, t.epochValue = true, 0
+	if len(v) == 8 {
+		t.epochValue = binary.BigEndian.Uint64(v)
+	}
+	return t.epochValue
 }
 
 // now is the store's clock, to the microsecond that the store keeps: for
