@@ -60,6 +60,11 @@ func (c *Config) Validate() error {
 		add(checkSender(name, c.Senders[name]))
 	}
 	add(validateTokens(c.Server.Tokens))
+	for _, name := range slices.Sorted(maps.Keys(c.Contexts)) {
+		if ctx := c.Contexts[name]; ctx.Server != "" && ctx.Store != "" {
+			add(domain.Invalidf("contexts.%s: server and store exclude each other: a context talks to a server or works on a store", name))
+		}
+	}
 	if c.Context != "" {
 		if _, ok := c.Contexts[c.Context]; !ok {
 			add(domain.Invalidf("context %q is not defined under contexts: in the config file", c.Context))
@@ -93,6 +98,7 @@ func (c *Config) ranges() []rangeCheck {
 	}
 	return []rangeCheck{
 		{e.Workers >= 1, fmt.Sprintf("engine.workers %d must be at least 1", e.Workers)},
+		{e.EOWindow >= 1, fmt.Sprintf("engine.eo_window %d must be at least 1 (1 makes EO queues serial)", e.EOWindow)},
 		{e.MaxPayload >= 1, fmt.Sprintf("engine.max_payload %d must be at least 1 byte", e.MaxPayload)},
 		{e.Retry.Count >= 0, fmt.Sprintf("engine.retry.count %d must not be negative", e.Retry.Count)},
 		positive("engine.retry.interval", e.Retry.Interval),

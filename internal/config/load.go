@@ -39,6 +39,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("engine.role", "central")
 	v.SetDefault("engine.node_id", "")
 	v.SetDefault("engine.workers", 16)
+	v.SetDefault("engine.eo_window", 32)
 	v.SetDefault("engine.max_payload", "10MiB")
 	v.SetDefault("engine.retry.count", 3)
 	v.SetDefault("engine.retry.interval", "5m")

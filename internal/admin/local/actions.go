@@ -135,9 +135,6 @@ func (s *Service) Act(ctx context.Context, p admin.ActParams) (*admin.BulkResult
 		}
 		touched = append(touched, changed...)
 		if last {
-			if !p.DryRun && s.opts.Notify != nil && len(touched) > 0 {
-				s.opts.Notify(touched...)
-			}
 			return res, nil
 		}
 	}

@@ -26,9 +26,6 @@ type Options struct {
 	// Receivers are the configured receivers (receivers: in the
 	// configuration): a receiver's own EO_OUTBOUND_PARALLEL must name one.
 	Receivers []string
-	// Notify, if set, is told which queues an action changed, so that an
-	// engine in the same process looks at them at once.
-	Notify func(queues ...string)
 	// Now and Rand may be replaced in tests; they default to the clock and a random source.
 	Now  func() time.Time
 	Rand func(n int) int

@@ -2,12 +2,9 @@ package cmdutil
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
-	"net/url"
 	"os/user"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -21,6 +18,7 @@ import (
 	"github.com/queuectl/queuectl/internal/config"
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/output"
+	"github.com/queuectl/queuectl/internal/store/postgres"
 )
 
 // Factory gives commands lazy access to what they need. It is the one place
@@ -77,9 +75,10 @@ func (f *Factory) Context(parent context.Context) (context.Context, context.Canc
 }
 
 // Admin returns the admin service, made once: a server's (--server, or a
-// context) or, in embedded mode, the store named by --store or --db, which
-// each call holds only while it reads or writes — or reaches through the
-// socket of the process holding it (admin/embedded).
+// context), else the store named by --store or --db — a PostgreSQL
+// database, or a bbolt file, which each call holds only while it reads or
+// writes, or reaches through the socket of the process holding it
+// (admin/embedded).
 func (f *Factory) Admin() (admin.Service, error) {
 	f.adminOnce.Do(func() { f.admin, f.adminErr = f.openAdmin() })
 	return f.admin, f.adminErr
@@ -104,7 +103,7 @@ func (f *Factory) openAdmin() (admin.Service, error) {
 		}
 		return remote.New(remote.Options{Server: server, Token: token})
 	}
-	path, err := StorePath(c)
+	loc, err := ResolveStore(c)
 	if err != nil {
 		return nil, err
 	}
@@ -112,44 +111,20 @@ func (f *Factory) openAdmin() (admin.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return embedded.New(embedded.Options{Path: path, Local: local.Options{
-		Role:       role,
-		MaxPayload: int64(c.Engine.MaxPayload),
-		Actor:      localActor(),
-		Receivers:  slices.Sorted(maps.Keys(c.Receivers)),
-	}}), nil
-}
-
-// StorePath returns the bbolt file to open: from --store bolt:///path when
-// given, else --db.
-func StorePath(c *config.Config) (string, error) {
-	if c.Store == "" {
-		if c.DB == "" {
-			return "", domain.Invalidf("the store path (--db, QUEUECTL_DB or db: in the config file) is empty; name a file, or leave it unset for %s", config.DefaultDBPath())
+	opts := local.Options{Role: role, MaxPayload: int64(c.Engine.MaxPayload), Actor: localActor(),
+		Receivers: slices.Sorted(maps.Keys(c.Receivers))}
+	if loc.Postgres != "" {
+		// Any number of commands and servers share the database: no
+		// socket, no lock, straight to it.
+		ctx, cancel := f.Context(context.Background())
+		defer cancel()
+		st, err := postgres.Open(ctx, loc.Postgres, postgres.Options{})
+		if err != nil {
+			return nil, err
 		}
-		return c.DB, nil
+		return local.New(st, opts), nil
 	}
-	u, err := url.Parse(c.Store)
-	if err != nil {
-		// url.Parse's error repeats the URL, password and all: keep only the reason.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return "", domain.Invalidf("store URL is malformed: %v; write bolt:///path/to/queuectl.db", err)
-	}
-	switch u.Scheme {
-	case "bolt":
-		p := u.Path
-		if u.Host != "" { // bolt://relative/path
-			p = filepath.Join(u.Host, u.Path)
-		}
-		if p == "" {
-			return "", domain.Invalidf("store URL %q names no file; write bolt:///absolute/path.db", c.Store)
-		}
-		return p, nil
-	}
-	return "", domain.Invalidf("store URL %q: scheme %q is not supported; use bolt:///path/to/queuectl.db", config.RedactURL(c.Store), u.Scheme)
+	return embedded.New(embedded.Options{Path: loc.Path, Local: opts}), nil
 }
 
 // localActor names the operator in history and audit entries in embedded mode.

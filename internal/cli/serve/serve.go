@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"net"
@@ -73,6 +74,7 @@ TBDL; a clean stop never counts as a crash.`,
 }
 
 func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
+	cmdutil.TuneForEngine()
 	c, err := f.Config()
 	if err != nil {
 		return err
@@ -95,10 +97,14 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	path, err := cmdutil.StorePath(c)
+	loc, err := cmdutil.ResolveStore(c)
 	if err != nil {
 		return err
 	}
+	if loc.Postgres != "" {
+		return runPostgres(ctx, f, loc.Postgres, h, listen, tlsConf)
+	}
+	path := loc.Path
 	// A short command may hold the store for a moment: wait for it.
 	st, err := bolt.Open(path, bolt.Options{Timeout: embedded.DefaultWait})
 	if err != nil {
@@ -113,7 +119,7 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 	stop := context.AfterFunc(ctx, state.stopping)
 	defer stop()
 	var col *metrics.Collector // set before the engine runs, so before any event
-	eng, err := engine.New(engine.Options{Store: st, Config: c, Logger: log, OnEvent: func(ev engine.Event) {
+	eng, err := engine.Configured(st, c, engine.Options{Logger: log, Observe: func(ev engine.Event) {
 		if ev.Kind == engine.EventRecovered {
 			state.started()
 		}
@@ -124,7 +130,7 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 	}
 	role, _ := domain.ParseRole(c.Engine.Role)
 	svc := local.New(st, local.Options{Role: role, MaxPayload: int64(c.Engine.MaxPayload), Actor: "server",
-		Receivers: slices.Sorted(maps.Keys(c.Receivers)), Notify: eng.Notify})
+		Receivers: slices.Sorted(maps.Keys(c.Receivers))})
 	col = metrics.New(metrics.Options{
 		Source: svc, Node: eng.NodeID(), Running: state.ready, Receivers: slices.Sorted(maps.Keys(c.Receivers)), Logger: log,
 	})
@@ -140,14 +146,31 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 		Metrics: col.Handler(),
 	})
 
-	servers, err := startAPI(api, path+".sock", listen, tlsConf, log)
+	servers, apiFailed, err := startAPI(api, path+".sock", listen, tlsConf, log)
 	if err != nil {
 		return err
 	}
-	err = eng.Run(ctx)
+	// A listener that fails stops serve: a server that cannot be reached
+	// must not go on as if it could.
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	var apiErr error
+	go func() {
+		select {
+		case apiErr = <-apiFailed:
+			log.Error("api listener failed; serve stops", "err", apiErr)
+			stopRun()
+		case <-runCtx.Done():
+		}
+	}()
+	err = eng.Run(runCtx)
+	stopRun()
 	state.stopping()
 	stopAPI(servers, c.Engine.ShutdownTimeout)
 	os.Remove(path + ".sock")
+	if err == nil && apiErr != nil {
+		err = domain.Errorf(domain.ErrUnavailable, "the API stopped serving: %v", apiErr)
+	}
 	return err
 }
 
@@ -200,45 +223,51 @@ func loadTLS(cert, key string) (*tls.Config, error) {
 	return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, nil
 }
 
-// startAPI serves the API on the unix socket (trusted: its file mode is the
-// protection) and, if asked, on TCP (tokens decide). Both listen before
+// startAPI serves the API on the unix socket, if there is one (trusted: its
+// file mode is the protection), and, if asked, on TCP (tokens decide). Both listen before
 // either serves, so a TCP address in use leaves no socket behind.
-func startAPI(api *httpapi.Server, sock, listen string, tlsConf *tls.Config, log *slog.Logger) ([]*http.Server, error) {
+//
+// The channel it returns receives a listener's failure.
+func startAPI(api *httpapi.Server, sock, listen string, tlsConf *tls.Config, log *slog.Logger) ([]*http.Server, <-chan error, error) {
 	var tl net.Listener
 	if listen != "" {
 		var err error
 		if tl, err = net.Listen("tcp", listen); err != nil {
-			return nil, domain.Errorf(domain.ErrUnavailable, "listen on %s: %v", listen, err)
+			return nil, nil, domain.Errorf(domain.ErrUnavailable, "listen on %s: %v", listen, err)
 		}
 		if tlsConf != nil {
 			tl = tls.NewListener(tl, tlsConf)
 		}
 	}
-	// The store is ours (bbolt's lock), so a socket file left behind by a
-	// killed server is stale.
-	os.Remove(sock)
-	ul, err := net.Listen("unix", sock)
-	if err == nil {
-		if err = os.Chmod(sock, 0o600); err != nil {
-			ul.Close()
+	failed := make(chan error, 2)
+	var servers []*http.Server
+	if sock != "" {
+		// The store is ours (bbolt's lock), so a socket file left behind by a
+		// killed server is stale.
+		os.Remove(sock)
+		ul, err := net.Listen("unix", sock)
+		if err == nil {
+			if err = os.Chmod(sock, 0o600); err != nil {
+				ul.Close()
+			}
 		}
-	}
-	if err != nil {
-		if tl != nil {
-			tl.Close()
+		if err != nil {
+			if tl != nil {
+				tl.Close()
+			}
+			return nil, nil, domain.Errorf(domain.ErrUnavailable, "serve the socket %s: %v", sock, err)
 		}
-		return nil, domain.Errorf(domain.ErrUnavailable, "serve the socket %s: %v", sock, err)
+		servers = append(servers, newHTTPServer(api.Handler(true)))
+		go serveOn(servers[0], ul, failed)
+		log.Info("api listening", "socket", sock)
 	}
-	servers := []*http.Server{newHTTPServer(api.Handler(true))}
-	go serveOn(servers[0], ul, log)
-	log.Info("api listening", "socket", sock)
 	if tl != nil {
 		srv := newHTTPServer(api.Handler(false))
 		servers = append(servers, srv)
-		go serveOn(srv, tl, log)
+		go serveOn(srv, tl, failed)
 		log.Info("api listening", "address", tl.Addr().String(), "tls", tlsConf != nil)
 	}
-	return servers, nil
+	return servers, failed, nil
 }
 
 func newHTTPServer(h http.Handler) *http.Server {
@@ -251,9 +280,11 @@ func newHTTPServer(h http.Handler) *http.Server {
 	}
 }
 
-func serveOn(srv *http.Server, l net.Listener, log *slog.Logger) {
+// serveOn serves srv on l until it is shut down; any other end is a
+// failure, reported on failed.
+func serveOn(srv *http.Server, l net.Listener, failed chan<- error) {
 	if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Error("api server failed", "err", err)
+		failed <- fmt.Errorf("%s: %w", l.Addr(), err)
 	}
 }
 
