@@ -24,6 +24,8 @@ func testNames(t *testing.T, b *bundle) {
 	require.Equal(t, []string{"XBQIORDERS_AT", "XBQIORDERS_DE"}, names(admin.NamesParams{Kind: admin.NameQueue, Prefix: "XBQIO"}))
 	require.Equal(t, []string{"XBQIORDERS_AT"}, names(admin.NamesParams{Kind: admin.NameQueue, Prefix: "XBQ", Limit: 1}))
 	require.Empty(t, names(admin.NamesParams{Kind: admin.NameQueue, Prefix: "XBQO"}))
+	require.Empty(t, names(admin.NamesParams{Kind: admin.NameQueue, Prefix: "XBQIP"}), "the names just before are passed over")
+	require.Equal(t, []string{"XBQIRETURNS"}, names(admin.NamesParams{Kind: admin.NameQueue, Prefix: "XBQIR"}))
 
 	require.Equal(t, []string{"ARCHIVE", "WMS"}, names(admin.NamesParams{Kind: admin.NameReceiver}), "the configured receivers")
 	require.Equal(t, []string{"NDLV"}, names(admin.NamesParams{Kind: admin.NameStatus, Prefix: "N"}))

@@ -76,7 +76,10 @@ func (s *Service) queueNames(ctx context.Context, p admin.NamesParams) ([]string
 	out := []string{}
 	err := s.view(ctx, func(r store.Reader) error {
 		return r.Queues(before(p.Prefix), func(q *store.QueueRecord) error {
-			if !strings.HasPrefix(q.Name, p.Prefix) || len(out) == p.Limit {
+			switch {
+			case q.Name < p.Prefix:
+				return nil // from the walk's start up to the prefix
+			case !strings.HasPrefix(q.Name, p.Prefix) || len(out) == p.Limit:
 				return store.ErrStop
 			}
 			out = append(out, q.Name)
@@ -86,13 +89,18 @@ func (s *Service) queueNames(ctx context.Context, p admin.NamesParams) ([]string
 	return out, err
 }
 
-// before returns a name that sorts just before every name with the prefix,
-// for a walk that starts after it.
+// before returns a name that sorts before every name with the prefix, near
+// them, for a walk that starts after it: the prefix with its last character
+// one lower (queue names are ASCII; the walk skips what lies in between).
 func before(prefix string) string {
-	if prefix == "" || prefix[len(prefix)-1] == 0 {
+	if prefix == "" {
 		return ""
 	}
-	return prefix[:len(prefix)-1] + string([]byte{prefix[len(prefix)-1] - 1, 0xff})
+	last := prefix[len(prefix)-1]
+	if last == 0 || last >= 0x80 {
+		return ""
+	}
+	return prefix[:len(prefix)-1] + string(rune(last-1))
 }
 
 // receiverNames are the configured receivers and those that outbound queues
