@@ -25,8 +25,9 @@ import (
 // that decides how the admin service is reached.
 type Factory struct {
 	IO *IOStreams
-	// GlobalFlags are the root command's persistent flags, parsed before any
-	// command runs; Config reads them.
+	// GlobalFlags are the root command's persistent flags, parsed before a
+	// command runs (or, for shell completion, before its completion
+	// functions); Config reads them, once.
 	GlobalFlags *pflag.FlagSet
 	Now         func() time.Time
 
