@@ -2,12 +2,14 @@ package embedded
 
 import (
 	"context"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.etcd.io/bbolt"
 
 	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/admin/local"
@@ -177,4 +179,29 @@ func TestNotAStore(t *testing.T) {
 	require.ErrorIs(t, err, domain.ErrUnavailable)
 	require.ErrorContains(t, err, "is not a queuectl store")
 	require.Contains(t, domain.HintOf(err), "point --db at the right file")
+}
+
+// TestOtherLayoutVersion: a store of another layout version is refused at
+// once with what to do, not waited on as if it were held.
+func TestOtherLayoutVersion(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	db, err := bbolt.Open(b.path, 0o600, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Update(func(tx *bbolt.Tx) error {
+		meta, err := tx.CreateBucket([]byte("meta"))
+		if err != nil {
+			return err
+		}
+		if err := meta.Put([]byte("format"), []byte("queuectl")); err != nil {
+			return err
+		}
+		return meta.Put([]byte("version"), binary.BigEndian.AppendUint32(nil, 99))
+	}))
+	require.NoError(t, db.Close())
+
+	_, err = b.svc.Tuning(b.ctx)
+	require.ErrorIs(t, err, domain.ErrUnavailable)
+	require.ErrorContains(t, err, "written by a newer queuectl")
+	require.Empty(t, b.waits, "refused at once, not waited on")
 }

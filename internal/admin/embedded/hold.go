@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/queuectl/queuectl/internal/admin/local"
@@ -85,10 +86,18 @@ func open(path string) (*bolt.Store, error) {
 	case errors.Is(err, bolt.ErrNotStore):
 		return nil, domain.WithHint(domain.ErrUnavailable, err.Error(),
 			"point --db at the right file, or move this one aside to start a new store")
-	case errors.Is(err, domain.ErrUnavailable):
+	case locked(err):
 		return nil, fmt.Errorf("%w: %w", errHeld, err)
 	}
 	return nil, err
+}
+
+// locked tells bbolt's refusal of a file locked by another process from its
+// other refusals of kind unavailable (a store of another layout version),
+// which no wait would cure. bolt names no sentinel for it; its message is
+// the one this package reports.
+func locked(err error) bool {
+	return errors.Is(err, domain.ErrUnavailable) && strings.HasSuffix(err.Error(), "is in use by another process")
 }
 
 // serve listens on the socket. The store is this process's (bbolt's lock),
