@@ -90,7 +90,9 @@ New here? Run 'queuectl demo', then 'queuectl queue blocked'.`,
 	root.SetErr(f.IO.ErrOut)
 	// --timeout bounds every command but the long-running ones.
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
-		if cmd.Name() == "serve" || cmd.Name() == "demo" {
+		// Shell completion parses the global flags itself, after this runs:
+		// reading the configuration now would read it without them.
+		if cmd.Name() == "serve" || cmd.Name() == "demo" || cmd.Name() == cobra.ShellCompRequestCmd {
 			return nil
 		}
 		ctx, cancel := f.Context(cmd.Context())
@@ -139,6 +141,7 @@ New here? Run 'queuectl demo', then 'queuectl queue blocked'.`,
 		newCompletionCmd(),
 		gendocs.NewCmd(root),
 	)
+	f.RegisterCompletions(root)
 	return root
 }
 

@@ -53,6 +53,7 @@ var (
 // one message in each status the routes need.
 type authBundle struct {
 	svc    *local.Service
+	st     store.Store
 	srv    *httptest.Server // --listen: tokens decide
 	socket *httptest.Server // the unix socket: trusted
 	ndlv   string           // an NDLV message
@@ -63,7 +64,7 @@ func setupAuth(t *testing.T, tokens []config.Token) *authBundle {
 	t.Helper()
 	st, err := bolt.Open(filepath.Join(t.TempDir(), "q.db"), bolt.Options{NoSync: true})
 	require.NoError(t, err)
-	svc := local.New(st, local.Options{})
+	svc := local.New(st, local.Options{Receivers: []string{"WMS"}})
 	t.Cleanup(func() { require.NoError(t, svc.Close()) })
 
 	ctx := context.Background()
@@ -90,7 +91,7 @@ func setupAuth(t *testing.T, tokens []config.Token) *authBundle {
 		Service: svc, Auditor: svc, Tokens: tokens,
 		Metrics: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "queuectl_up 1\n") }),
 	})
-	b := &authBundle{svc: svc, ndlv: msgs[0].ID, pend: msgs[1].ID,
+	b := &authBundle{svc: svc, st: st, ndlv: msgs[0].ID, pend: msgs[1].ID,
 		srv: httptest.NewServer(api.Handler(false)), socket: httptest.NewServer(api.Handler(true))}
 	t.Cleanup(b.srv.Close)
 	t.Cleanup(b.socket.Close)
@@ -138,6 +139,7 @@ func (b *authBundle) endpoints() []endpoint {
 		{method: "DELETE", path: "/v1/tuning/EO_OUTBOUND_PARALLEL?sub=WMS", roles: admins, mutating: true, want: 200,
 			route: "DELETE /v1/tuning/{param...}"},
 		{method: "GET", path: "/v1/audit", roles: readers, want: 200, route: "GET /v1/audit"},
+		{method: "GET", path: "/v1/names?kind=queue", roles: readers, want: 200, route: "GET /v1/names"},
 		{method: "POST", path: "/v1/purge", body: `{"dry_run":true}`, roles: admins, mutating: true, want: 200, route: "POST /v1/purge"},
 	}
 }
@@ -219,7 +221,7 @@ func TestRoleMatrix(t *testing.T) {
 	// Every refused mutating request, and nothing else, is in the audit log
 	// as denied, with who asked and from where.
 	var got []deniedEntry
-	require.NoError(t, b.svc.Audit(context.Background(), admin.AuditFilter{}, func(e *domain.AuditEntry) error {
+	require.NoError(t, b.svc.Audit(context.Background(), admin.AuditFilter{OldestFirst: true}, func(e *domain.AuditEntry) error {
 		if e.Result != domain.AuditDenied {
 			return nil
 		}
@@ -237,7 +239,7 @@ func TestRoleMatrix(t *testing.T) {
 
 	// The allowed mutating requests are audited under the token's name.
 	var actors []string
-	require.NoError(t, b.svc.Audit(context.Background(), admin.AuditFilter{}, func(e *domain.AuditEntry) error {
+	require.NoError(t, b.svc.Audit(context.Background(), admin.AuditFilter{OldestFirst: true}, func(e *domain.AuditEntry) error {
 		if e.Result != domain.AuditDenied && !slices.Contains(actors, e.Actor) {
 			actors = append(actors, e.Actor)
 		}
@@ -251,12 +253,18 @@ func TestTrustedSocketAllowsEverything(t *testing.T) {
 	b := setupAuth(t, tokenConfig)
 	for _, e := range b.endpoints() {
 		for _, auth := range []string{"", "Bearer not-a-token", "Bearer " + roleTokens["monitor"]} {
+			if e.method == "DELETE" {
+				// Each unset needs a value to unset (the last one removed it).
+				require.NoError(t, b.st.Update(context.Background(), func(w store.Writer) error {
+					return w.SetParam(domain.Param{Name: "EO_OUTBOUND_PARALLEL", Sub: "WMS", Value: 2})
+				}))
+			}
 			got, env := do(t, b.socket, e, auth)
 			require.Equal(t, e.want, got, "%s %s on the socket with %q: %+v", e.method, e.path, auth, env)
 		}
 	}
 	var actors []string
-	require.NoError(t, b.svc.Audit(context.Background(), admin.AuditFilter{}, func(e *domain.AuditEntry) error {
+	require.NoError(t, b.svc.Audit(context.Background(), admin.AuditFilter{OldestFirst: true}, func(e *domain.AuditEntry) error {
 		require.NotEqual(t, domain.AuditDenied, e.Result)
 		actors = append(actors, e.Actor)
 		return nil

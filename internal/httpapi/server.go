@@ -126,7 +126,7 @@ func (s *Server) wrap(rt route, trusted bool) http.HandlerFunc {
 		}
 		ctx := r.Context()
 		if need != 0 {
-			c := &caller{name: "socket", all: true}
+			c := &caller{name: socketActor(r), all: true}
 			if !trusted {
 				c = s.tokens.lookup(r)
 			}
@@ -183,6 +183,18 @@ func (s *Server) record(r *http.Request, actor, result, detail string) {
 	if err != nil {
 		s.opts.Logger.Error("recording a refused request failed", "err", err)
 	}
+}
+
+// socketActor is who a request on the unix socket names as its operator
+// (wire.ActorHeader): the socket admits only its owner, who may name
+// itself, so that the history and the audit log name the operator and not
+// the socket. A missing or unprintable name leaves "socket".
+func socketActor(r *http.Request) string {
+	a := r.Header.Get(wire.ActorHeader)
+	if a == "" || len(a) > 100 || strings.ContainsFunc(a, func(c rune) bool { return c < ' ' || c == 0x7f }) {
+		return "socket"
+	}
+	return a
 }
 
 func source(r *http.Request) string {

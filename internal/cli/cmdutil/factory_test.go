@@ -117,7 +117,11 @@ func TestFactoryAdminOpensOnce(t *testing.T) {
 	s2, err := b.f.Admin()
 	require.NoError(t, err)
 	require.Same(t, s1, s2)
+	require.NoFileExists(t, filepath.Join(b.dir, "q.db"), "nothing is opened before a call needs the store")
+	_, err = s1.Tuning(context.Background())
+	require.NoError(t, err)
 	require.FileExists(t, filepath.Join(b.dir, "q.db"))
+	require.NoFileExists(t, filepath.Join(b.dir, "q.db.sock"), "nor held after it")
 }
 
 func TestFactoryAdminOnPostgres(t *testing.T) {

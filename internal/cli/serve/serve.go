@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/queuectl/queuectl/internal/admin/embedded"
 	"github.com/queuectl/queuectl/internal/admin/local"
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
 	"github.com/queuectl/queuectl/internal/domain"
@@ -104,7 +105,8 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 		return runPostgres(ctx, f, loc.Postgres, h, listen, tlsConf)
 	}
 	path := loc.Path
-	st, err := bolt.Open(path, bolt.Options{})
+	// A short command may hold the store for a moment: wait for it.
+	st, err := bolt.Open(path, bolt.Options{Timeout: embedded.DefaultWait})
 	if err != nil {
 		return err
 	}
@@ -127,7 +129,8 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 		return err
 	}
 	role, _ := domain.ParseRole(c.Engine.Role)
-	svc := local.New(st, local.Options{Role: role, MaxPayload: int64(c.Engine.MaxPayload), Actor: "server"})
+	svc := local.New(st, local.Options{Role: role, MaxPayload: int64(c.Engine.MaxPayload), Actor: "server",
+		Receivers: slices.Sorted(maps.Keys(c.Receivers))})
 	col = metrics.New(metrics.Options{
 		Source: svc, Node: eng.NodeID(), Running: state.ready, Receivers: slices.Sorted(maps.Keys(c.Receivers)), Logger: log,
 	})
