@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/queuectl/queuectl/internal/admin/local"
@@ -94,10 +93,9 @@ func open(path string) (*bolt.Store, error) {
 
 // locked tells bbolt's refusal of a file locked by another process from its
 // other refusals of kind unavailable (a store of another layout version),
-// which no wait would cure. bolt names no sentinel for it; its message is
-// the one this package reports.
+// which no wait would cure.
 func locked(err error) bool {
-	return errors.Is(err, domain.ErrUnavailable) && strings.HasSuffix(err.Error(), "is in use by another process")
+	return errors.Is(err, bolt.ErrLocked)
 }
 
 // serve listens on the socket. The store is this process's (bbolt's lock),
