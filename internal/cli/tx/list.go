@@ -89,8 +89,11 @@ func RunList(ctx context.Context, opts *ListOptions) error {
 	}
 	f.After = opts.After
 	empty := "no prepared (PEND) messages"
-	if f.Stuck != nil && *f.Stuck {
+	switch {
+	case f.Stuck != nil && *f.Stuck:
 		empty = "no stuck prepared (PEND) messages"
+	case f.Stuck != nil:
+		empty += " that are not stuck"
 	}
 	return cmdutil.PrintPage(opts.IO.Out, format, opts.Hintf, cmdutil.Page[Entry]{
 		Columns: columns(opts.Now),
