@@ -93,7 +93,7 @@ func boltRig(t *testing.T) *checkRig {
 	return &checkRig{
 		st: st, node: j.Node,
 		admin: local.New(st, local.Options{Actor: "producer", Now: clock.Now}),
-		tx:    Tx{After: 30 * time.Second, Interval: 10 * time.Second, MaxChecks: 3, Timeout: 200 * time.Millisecond},
+		tx:    Tx{After: 30 * time.Second, Interval: 10 * time.Second, MaxChecks: 3, Timeout: 5 * time.Second},
 		hold:  func(*testing.T) {},
 		tick:  clock.Add,
 	}
@@ -134,7 +134,7 @@ func pgRig(t *testing.T) *checkRig {
 	r := &checkRig{
 		st:    pgStore{Store: st, pool: pool},
 		admin: local.New(st, local.Options{Actor: "producer"}),
-		tx:    Tx{After: time.Millisecond, Interval: 300 * time.Millisecond, MaxChecks: 3, Timeout: 200 * time.Millisecond},
+		tx:    Tx{After: time.Millisecond, Interval: time.Second, MaxChecks: 3, Timeout: 5 * time.Second},
 		tick:  func(time.Duration) {},
 		join:  join,
 		move: func(t *testing.T, from, to store.Node) {

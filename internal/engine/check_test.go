@@ -143,7 +143,7 @@ func TestCheckBackUnknownUntilStuck(t *testing.T) {
 
 func TestCheckBackTimesOut(t *testing.T) {
 	runCheck(t, func(t *testing.T, b *checkBundle) {
-		b.tx.MaxChecks = 10
+		b.tx.MaxChecks, b.tx.Timeout = 10, 200*time.Millisecond
 		b.producer.setAnswer(func(w http.ResponseWriter, r *http.Request, _ checkRequest, _ int) {
 			<-r.Context().Done() // the producer hangs until the engine gives up
 		})

@@ -112,7 +112,7 @@ routes:
   - {sender: LAB, interface: SampleResult, receivers: [ARCHIVE]}
 senders:
   ERP: {check_url: %q}
-tx: {check_after: 300ms, check_interval: 300ms, max_checks: 3, check_timeout: 300ms}
+tx: {check_after: 300ms, check_interval: 1s, max_checks: 3, check_timeout: 1s}
 `, wms1, wms2, billing, crm, shipping, script, erpCheck)
 	file := filepath.Join(w.dir, "config.yaml")
 	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
