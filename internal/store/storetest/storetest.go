@@ -44,6 +44,8 @@ func Run(t *testing.T, open Opener) {
 		{"Params", testParams},
 		{"Audit", testAudit},
 		{"Consistency", testConsistency},
+		{"EOIO", testEOIO},
+		{"Move", testMove},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
