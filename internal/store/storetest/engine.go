@@ -23,6 +23,7 @@ func RunEngine(t *testing.T, open Opener) {
 		{"Record", testRecord},
 		{"Fencing", testFencing},
 		{"Recover", testRecover},
+		{"Switch", testSwitch},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -46,6 +46,7 @@ func Run(t *testing.T, open Opener) {
 		{"Consistency", testConsistency},
 		{"EOIO", testEOIO},
 		{"Move", testMove},
+		{"Lanes", testLanes},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
