@@ -214,6 +214,12 @@ func (s *Service) actOne(w store.Writer, p admin.ActParams, target string, br *a
 		reason += ": " + p.Reason
 	}
 	h := domain.HistoryEntry{At: now, Actor: s.opts.Actor, Reason: reason}
+	if p.Action == admin.ActCommit {
+		// EOIO order is commit order (§9), across a switch too (§10).
+		if m.Queue, err = store.PlaceCommitted(w, s.placer, m, h); err != nil {
+			return "", err
+		}
+	}
 	if a.remove {
 		if err := w.Delete(m.ID); err != nil {
 			return "", err
