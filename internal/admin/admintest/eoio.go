@@ -53,7 +53,7 @@ func testEOIOSwitch(t *testing.T, b *bundle) {
 
 	_, err := b.svc.EOIOSwitch(b.ctx, admin.EOIOSwitchParams{Queues: "0"})
 	require.ErrorIs(t, err, domain.ErrConflict)
-	require.ErrorContains(t, err, "the last switch is still under way: 2 queue(s) of the old set XBQ hold 3 message(s) (XBQIA, XBQIB)")
+	require.ErrorContains(t, err, "the last switch is still under way: 2 queues of the old set XBQ still hold 3 messages (XBQIA, XBQIB)")
 	require.Contains(t, domain.HintOf(err), "queuectl eoio status")
 
 	for _, m := range old {

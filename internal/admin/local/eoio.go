@@ -137,12 +137,28 @@ func parseEOIOQueues(v string) (int, error) {
 func switchRefusal(sw domain.EOIOSwitch, st *admin.EOIOStatus, n int) error {
 	if st.Draining.Queues > 0 {
 		return domain.WithHint(domain.ErrConflict,
-			fmt.Sprintf("the last switch is still under way: %d queue(s) of the old set %s hold %d message(s) (%s); nothing was changed",
-				st.Draining.Queues, sw.Old.Prefix, st.Draining.Messages, strings.Join(st.Draining.Names, ", ")),
+			fmt.Sprintf("the last switch is still under way: %s of the old set %s still %s %s (%s); nothing was changed",
+				count(int64(st.Draining.Queues), "queue"), sw.Old.Prefix, holdVerb(st.Draining.Queues), count(st.Draining.Messages, "message"),
+				strings.Join(st.Draining.Names, ", ")),
 			"switch again once they have drained: 'queuectl eoio status' shows them")
 	}
 	if n == sw.Current.Queues {
 		return domain.Conflictf("EOIO uses %s already; nothing was changed", sw.Current)
 	}
 	return nil
+}
+
+// count says how many of what there are: 1 queue, 2 queues.
+func count(n int64, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.FormatInt(n, 10) + " " + what + "s"
+}
+
+func holdVerb(queues int) string {
+	if queues == 1 {
+		return "holds"
+	}
+	return "hold"
 }
