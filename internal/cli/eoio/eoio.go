@@ -98,7 +98,7 @@ func RunStatus(ctx context.Context, opts *StatusOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := print(opts.IO.Out, format, st); err != nil {
+	if err := printStatus(opts.IO.Out, format, st); err != nil {
 		return err
 	}
 	if format.Tabular() {
@@ -107,8 +107,8 @@ func RunStatus(ctx context.Context, opts *StatusOptions) error {
 	return nil
 }
 
-// print writes a status in the format asked for.
-func print(w io.Writer, format output.Format, st *admin.EOIOStatus) error {
+// printStatus writes a status in the format asked for.
+func printStatus(w io.Writer, format output.Format, st *admin.EOIOStatus) error {
 	return output.Value(w, format, st, func(w io.Writer, _ bool) error {
 		return output.Fields(w, fields(st))
 	}, func() []string { return st.Draining.Names })
