@@ -15,8 +15,9 @@ CREATE TABLE eoio_switch (
     switched_by text NOT NULL
 );
 
--- The open messages of one app queue in a queue that app queues share, in
--- order: whether an app queue still has messages in the old set, and which
--- messages follow a failed one to its error queue.
-CREATE INDEX messages_app_open ON messages (queue, app_queue, seq)
+-- The open messages of one app queue, by queue and in order: which
+-- messages follow a failed one to its error queue, and whether an app queue
+-- still has messages in the queues of the old set (app_queue = $1 AND queue
+-- LIKE 'XBQ%': queue's collation is C, so the prefix is a range).
+CREATE INDEX messages_app_open ON messages (app_queue, queue, seq)
     WHERE app_queue IS NOT NULL AND status IN ('TBDL', 'DLNG', 'WAIT', 'HOLD', 'NDLV');
