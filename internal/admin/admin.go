@@ -42,6 +42,7 @@ type Service interface {
 	// work on.
 	Names(ctx context.Context, p NamesParams) ([]string, error)
 	Operator
+	EOIO
 	// Close releases the service's store or connection.
 	Close() error
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
 	configcmd "github.com/queuectl/queuectl/internal/cli/config"
 	"github.com/queuectl/queuectl/internal/cli/demo"
+	"github.com/queuectl/queuectl/internal/cli/eoio"
 	"github.com/queuectl/queuectl/internal/cli/gendocs"
 	"github.com/queuectl/queuectl/internal/cli/message"
 	"github.com/queuectl/queuectl/internal/cli/migrate"
@@ -128,6 +129,7 @@ New here? Run 'queuectl demo', then 'queuectl queue blocked'.`,
 		blacklist.NewCmd(f),
 		tx.NewCmd(f),
 		tune.NewCmd(f),
+		eoio.NewCmd(f),
 		audit.NewCmd(f),
 		purge.NewCmd(f, nil),
 		configcmd.NewCmd(f),

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/placement"
 	"github.com/queuectl/queuectl/internal/store"
 )
 
@@ -28,8 +29,10 @@ type checkStore interface {
 // after they were prepared, then every tx.check_interval — asks their
 // producers, and records the answers.
 type checker struct {
-	st     checkStore
-	node   store.Node
+	st   checkStore
+	node store.Node
+	// placer places a committed EOIO message (§10).
+	placer placement.Placer
 	cfg    Tx
 	client *http.Client
 	log    *slog.Logger
@@ -106,7 +109,8 @@ func (c *checker) check(ctx context.Context, claimed []*domain.Message) {
 	if ctx.Err() != nil {
 		return
 	}
-	res, err := c.st.RecordChecks(ctx, store.RecordChecksParams{Node: c.node, Outcomes: outcomes, MaxChecks: c.cfg.MaxChecks})
+	res, err := c.st.RecordChecks(ctx, store.RecordChecksParams{Node: c.node, Outcomes: outcomes, MaxChecks: c.cfg.MaxChecks,
+		Placer: c.placer})
 	if err != nil {
 		if ctx.Err() == nil {
 			c.log.Error("recording check-backs failed; the producers are asked again", "err", err,

@@ -18,6 +18,7 @@ import (
 
 	"github.com/queuectl/queuectl/internal/admin/local"
 	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/placement"
 	"github.com/queuectl/queuectl/internal/store"
 	"github.com/queuectl/queuectl/internal/store/bolt"
 	"github.com/queuectl/queuectl/internal/store/postgres"
@@ -186,7 +187,8 @@ func (b *checkBundle) poke() {
 func (b *checkBundle) start(t *testing.T, node store.Node) {
 	t.Helper()
 	c := &checker{
-		st: b.st, node: node, cfg: b.tx, client: &http.Client{}, emit: b.record,
+		st: b.st, node: node, placer: placement.Placer{Role: domain.RoleCentral, Rand: func(int) int { return 0 }},
+		cfg: b.tx, client: &http.Client{}, emit: b.record,
 		log: slog.New(&checkLog{b: b}), poke: make(chan struct{}, 1),
 	}
 	b.mu.Lock()

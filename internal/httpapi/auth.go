@@ -20,7 +20,7 @@ const (
 	permOperate                 // resend, fail, release, stop, start
 	permTx                      // tx commit and rollback
 	permSend                    // send messages
-	permAdmin                   // tune, purge
+	permAdmin                   // tune, purge, eoio switch
 	permDoc                     // the OpenAPI document: every role may read it
 )
 

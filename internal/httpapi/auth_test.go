@@ -141,6 +141,9 @@ func (b *authBundle) endpoints() []endpoint {
 		{method: "GET", path: "/v1/audit", roles: readers, want: 200, route: "GET /v1/audit"},
 		{method: "GET", path: "/v1/names?kind=queue", roles: readers, want: 200, route: "GET /v1/names"},
 		{method: "POST", path: "/v1/purge", body: `{"dry_run":true}`, roles: admins, mutating: true, want: 200, route: "POST /v1/purge"},
+		{method: "GET", path: "/v1/eoio", roles: readers, want: 200, route: "GET /v1/eoio"},
+		{method: "POST", path: "/v1/eoio/switch", body: `{"queues":4}`, roles: admins, mutating: true, want: 200,
+			route: "POST /v1/eoio/switch"},
 	}
 }
 
@@ -232,10 +235,10 @@ func TestRoleMatrix(t *testing.T) {
 		return nil
 	}))
 	require.Equal(t, want, got)
-	// 12 mutating endpoints × 5 anonymous callers, and the roles refused:
+	// 13 mutating endpoints × 5 anonymous callers, and the roles refused:
 	// send 3, six operator actions 2 each, two tx actions 1 each, tune,
-	// untune and purge 3 each.
-	require.Len(t, got, 12*5+3+6*2+2*1+3*3)
+	// untune, purge and eoio switch 3 each.
+	require.Len(t, got, 13*5+3+6*2+2*1+4*3)
 
 	// The allowed mutating requests are audited under the token's name.
 	var actors []string
@@ -257,6 +260,12 @@ func TestTrustedSocketAllowsEverything(t *testing.T) {
 				// Each unset needs a value to unset (the last one removed it).
 				require.NoError(t, b.st.Update(context.Background(), func(w store.Writer) error {
 					return w.SetParam(domain.Param{Name: "EO_OUTBOUND_PARALLEL", Sub: "WMS", Value: 2})
+				}))
+			}
+			if e.route == "POST /v1/eoio/switch" {
+				// Each switch needs another number than the last one made.
+				require.NoError(t, b.st.Update(context.Background(), func(w store.Writer) error {
+					return w.SetEOIO(domain.DefaultEOIO)
 				}))
 			}
 			got, env := do(t, b.socket, e, auth)

@@ -37,6 +37,8 @@ func (s *Server) table() []route {
 		{Method: "GET", Pattern: "/v1/audit", perm: permRead, handle: s.audit},
 		{Method: "GET", Pattern: "/v1/names", perm: permRead, handle: s.names},
 		{Method: "POST", Pattern: "/v1/purge", perm: permAdmin, mutating: true, handle: s.purge},
+		{Method: "GET", Pattern: "/v1/eoio", perm: permRead, handle: s.eoioStatus},
+		{Method: "POST", Pattern: "/v1/eoio/switch", perm: permAdmin, mutating: true, handle: s.eoioSwitch},
 	}
 }
 

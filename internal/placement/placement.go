@@ -19,10 +19,17 @@ const (
 	ParamEOOutbound = "EO_OUTBOUND_PARALLEL"
 )
 
-// Params reads tuning values: a store transaction, or a snapshot of one.
+// Params reads what placement depends on within a store transaction: the
+// tuning values, the EOIO switch state, and whether a queue holds messages.
 type Params interface {
 	// Param returns one tuning value; ok is false when it is not set.
 	Param(name, sub string) (value int, ok bool, err error)
+	// EOIO returns the state of the EOIO switch procedure (§10).
+	EOIO() (domain.EOIOSwitch, error)
+	// Occupied reports whether a queue holds open messages, and whether
+	// its head holds it up (WAIT or NDLV): false, false for a queue that
+	// does not exist.
+	Occupied(queue string) (holds, heldUp bool, err error)
 }
 
 // Placer names queues; Rand draws a slot in [0, n).
@@ -34,7 +41,9 @@ type Placer struct {
 // Inbound names the inbound queue of a message sent by a producer.
 func (p Placer) Inbound(params Params, qos domain.QoS, appQueue string) (string, error) {
 	if qos == domain.EOIO {
-		return domain.EOIOInboundQueue(domain.PrefixXBQ, p.Role, appQueue), nil
+		return eoio(params, domain.Lane{Stage: domain.Inbound, AppQueue: appQueue}, func(s domain.EOIOSet) string {
+			return s.Inbound(p.Role, appQueue)
+		})
 	}
 	n, err := parallel(params, ParamEOInbound, p.Role.Subparameter())
 	if err != nil {
@@ -46,13 +55,49 @@ func (p Placer) Inbound(params Params, qos domain.QoS, appQueue string) (string,
 // Outbound names the outbound queue of a message for one receiver.
 func (p Placer) Outbound(params Params, qos domain.QoS, receiver, appQueue string) (string, error) {
 	if qos == domain.EOIO {
-		return domain.EOIOOutboundQueue(domain.PrefixXBQ, receiver, appQueue), nil
+		return eoio(params, domain.Lane{Stage: domain.Outbound, Receiver: receiver, AppQueue: appQueue}, func(s domain.EOIOSet) string {
+			return s.Outbound(receiver, appQueue)
+		})
 	}
 	n, err := parallel(params, ParamEOOutbound, receiver, "")
 	if err != nil {
 		return "", err
 	}
 	return domain.EOOutboundQueue(receiver, n, p.Rand(n)), nil
+}
+
+// eoio names the queue a new EOIO message of a lane joins (§10): its queue
+// in the current set — named by in — unless the lane has to keep its order
+// in its error queue: while the error queue holds messages, and, during a
+// switch to a shared set, while the lane's old queue is held up by its
+// head (so that no message waits behind it in a queue other app queues
+// share). The current queue is read first: in a store that locks what it
+// reads, that orders the placement after a move of the lane's messages
+// out of it.
+func eoio(params Params, lane domain.Lane, in func(domain.EOIOSet) string) (string, error) {
+	sw, err := params.EOIO()
+	if err != nil || !sw.Switched() {
+		// Never switched: one queue per app queue, and no error queue.
+		return in(sw.Current), err
+	}
+	queue := in(sw.Current)
+	if _, _, err := params.Occupied(queue); err != nil {
+		return "", err
+	}
+	errorQueue := lane.ErrorQueue()
+	switch holds, _, err := params.Occupied(errorQueue); {
+	case err != nil:
+		return "", err
+	case holds:
+		return errorQueue, nil
+	case !sw.Current.Shared():
+		return queue, nil
+	}
+	_, heldUp, err := params.Occupied(in(sw.Old))
+	if heldUp {
+		return errorQueue, err
+	}
+	return queue, err
 }
 
 // parallel reads a parallelism value: that of the first subparameter set

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/placement"
 )
 
 // CheckStore is the engine's seam for the check-back of transactional sends
@@ -96,6 +97,9 @@ type RecordChecksParams struct {
 	// MaxChecks is tx.max_checks: the unanswered check that reaches it
 	// marks the message stuck.
 	MaxChecks int
+	// Placer places a committed EOIO message where its app queue's
+	// messages go now (PlaceCommitted).
+	Placer placement.Placer
 }
 
 // RecordChecksResult is what RecordChecks did.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/placement"
 )
 
 // The rules of a transactional send's end (§9), shared by every store and
@@ -21,7 +22,19 @@ import (
 // compare-and-set on PEND. A committed message is no longer stuck; update,
 // if set, changes other fields too (the check-back's count). It returns the
 // message as stored after.
-func CommitPrepared(w Writer, id string, h domain.HistoryEntry, update func(*domain.Message)) (*domain.Message, error) {
+//
+// An EOIO message is first placed in the queue its app queue's messages
+// join now (PlaceCommitted, with placer): across an EOIO switch (§10) too.
+func CommitPrepared(w Writer, placer placement.Placer, id string, h domain.HistoryEntry, update func(*domain.Message)) (*domain.Message, error) {
+	pend, err := w.Message(id)
+	if err != nil {
+		return nil, err
+	}
+	if pend.Status == domain.StatusPEND {
+		if _, err := PlaceCommitted(w, placer, pend, h); err != nil {
+			return nil, err
+		}
+	}
 	m, err := w.Transition(TransitionParams{
 		ID: id, From: []domain.Status{domain.StatusPEND}, To: domain.StatusTBDL, History: h,
 		Update: func(m *domain.Message) {
@@ -67,7 +80,8 @@ const auditRollback = "tx.rollback"
 // unanswered check leaves the message PEND (a PEND→PEND entry) — stuck at
 // maxChecks checks, or at once with o.GiveUp. A rolled-back message is
 // returned as it was when it was deleted.
-func RecordCheck(w Writer, node Node, o CheckOutcome, maxChecks int, at time.Time) (*domain.Message, error) {
+func RecordCheck(w Writer, p RecordChecksParams, o CheckOutcome, at time.Time) (*domain.Message, error) {
+	node, maxChecks := p.Node, p.MaxChecks
 	m, err := w.Message(o.ID)
 	if errors.Is(err, domain.ErrNotFound) {
 		return nil, domain.Conflictf("message %s: it no longer exists (rolled back)", o.ID)
@@ -87,7 +101,7 @@ func RecordCheck(w Writer, node Node, o CheckOutcome, maxChecks int, at time.Tim
 	switch o.Kind {
 	case CheckCommit:
 		h := EngineEntry(at, node, fmt.Sprintf("committed by check-back %d: sender %s answered commit (%s)", n, m.Sender, o.Detail))
-		return CommitPrepared(w, m.ID, h, counted)
+		return CommitPrepared(w, p.Placer, m.ID, h, counted)
 	case CheckRollback:
 		if _, err := RollbackPrepared(w, m.ID); err != nil {
 			return nil, err

@@ -64,6 +64,9 @@ type Reader interface {
 	Params(fn func(domain.Param) error) error
 	// Audit calls fn for the audit entries matching f, oldest first.
 	Audit(f AuditFilter, fn func(*domain.AuditEntry) error) error
+	// EOIO returns the state of the EOIO switch procedure (§10):
+	// domain.DefaultEOIO in a store never switched.
+	EOIO() (domain.EOIOSwitch, error)
 }
 
 // Writer changes the store within a transaction. Every method keeps the
@@ -95,6 +98,27 @@ type Writer interface {
 	UnsetParam(name, sub string) error
 	// AppendAudit appends an entry to the audit log and sets its Seq.
 	AppendAudit(e *domain.AuditEntry) error
+	// SetEOIO stores the state of the EOIO switch procedure (§10).
+	SetEOIO(s domain.EOIOSwitch) error
+	// Move takes a message out of its queue and puts it at the end of
+	// p.Queue, by compare-and-set on its status as Transition does: its
+	// status stays, it gets a new seq in the queue it joins (none while
+	// PEND), and h is recorded as a history entry from and to its status.
+	// The queue is created on first use, as Insert creates it; one of
+	// another qos or stage is refused. DLNG messages do not move. (The
+	// error queues of §10, and a message committed after a switch.)
+	Move(p MoveParams) (*domain.Message, error)
+}
+
+// MoveParams describe one Move.
+type MoveParams struct {
+	ID string
+	// From lists the statuses the message may have now; anything else is a conflict.
+	From  []domain.Status
+	Queue string
+	// History is recorded as the move's history entry; the store fills in
+	// From and To (both the message's status) and, when zero, At.
+	History domain.HistoryEntry
 }
 
 // TransitionParams describe one compare-and-set status change.
@@ -116,6 +140,10 @@ type TransitionParams struct {
 type QueueMessagesParams struct {
 	AfterSeq uint64
 	Open     bool
+	// AppQueue, when set, selects only the messages of that app queue: in
+	// a queue app queues share (§10), with Open, at the cost of the rows
+	// returned.
+	AppQueue string
 	Limit    int
 }
 

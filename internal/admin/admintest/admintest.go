@@ -78,6 +78,10 @@ func Run(t *testing.T, newService NewService) {
 		{"AuditPaging", testAuditPaging},
 		{"Purge", testPurge},
 		{"Names", testNames},
+		{"EOIOSwitch", testEOIOSwitch},
+		{"EOIOSwitchInvalid", testEOIOSwitchInvalid},
+		{"EOIOErrorQueues", testEOIOErrorQueues},
+		{"EOIOCommitAfterSwitch", testEOIOCommitAfterSwitch},
 		{"ErrorKinds", testErrorKinds},
 		{"Canceled", testCanceled},
 	} {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/placement"
 	"github.com/queuectl/queuectl/internal/store"
 )
 
@@ -29,7 +30,7 @@ type messageAction struct {
 	// end, if set, applies the action instead of a transition: a
 	// transactional send's commit or rollback, by the rules the engine's
 	// check-back follows too.
-	end func(w store.Writer, id string, h domain.HistoryEntry) error
+	end func(w store.Writer, placer placement.Placer, id string, h domain.HistoryEntry) (*domain.Message, error)
 	// verb is the `message` command that does the same for messages that
 	// are not blacklisted; a skip reason points to it.
 	verb string
@@ -61,16 +62,14 @@ var messageActions = map[admin.Action]messageAction{
 	},
 	admin.ActCommit: {
 		from: []domain.Status{domain.StatusPEND}, to: domain.StatusTBDL, verb: "commit",
-		end: func(w store.Writer, id string, h domain.HistoryEntry) error {
-			_, err := store.CommitPrepared(w, id, h, nil)
-			return err
+		end: func(w store.Writer, placer placement.Placer, id string, h domain.HistoryEntry) (*domain.Message, error) {
+			return store.CommitPrepared(w, placer, id, h, nil)
 		},
 	},
 	admin.ActRollback: {
 		from: []domain.Status{domain.StatusPEND}, verb: "roll back",
-		end: func(w store.Writer, id string, _ domain.HistoryEntry) error {
-			_, err := store.RollbackPrepared(w, id)
-			return err
+		end: func(w store.Writer, _ placement.Placer, id string, _ domain.HistoryEntry) (*domain.Message, error) {
+			return store.RollbackPrepared(w, id)
 		},
 	},
 }
@@ -225,9 +224,11 @@ func (s *Service) actOne(w store.Writer, p admin.ActParams, target string, br *a
 	}
 	h := domain.HistoryEntry{At: now, Actor: s.opts.Actor, Reason: reason}
 	if a.end != nil {
-		if err := a.end(w, m.ID, h); err != nil {
+		after, err := a.end(w, s.placer, m.ID, h)
+		if err != nil {
 			return "", err
 		}
+		m.Queue = after.Queue // a commit places an EOIO message anew (§10)
 	} else {
 		_, err = w.Transition(store.TransitionParams{
 			ID: m.ID, From: []domain.Status{m.Status}, To: a.to, History: h,

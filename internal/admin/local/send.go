@@ -66,7 +66,7 @@ func (s *Service) insertInbound(w store.Writer, r *domain.SendRequest) (*domain.
 		CreatedAt: now,
 		UpdatedAt: now,
 	}
-	queue, err := s.placer.Inbound(w, r.QoS, r.AppQueue)
+	queue, err := s.placer.Inbound(store.Placement(w), r.QoS, r.AppQueue)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,7 @@
 // ids are the 16 bytes of the UUID; records are in the binary form of
 // codec.go):
 //
-//	meta          format marker, layout version, lease epoch
+//	meta          format marker, layout version, lease epoch, EOIO switch
 //	messages      id -> message record
 //	payloads      id -> payload bytes, stored once: under the inbound
 //	              message's id, shared by the outbound messages routed from it
@@ -13,6 +13,8 @@
 //	history       id -> the message's history entries, oldest first
 //	queue_all     queue 0x00 be64(seq) -> id, every message that has a seq
 //	queue_open    queue 0x00 be64(seq) -> id, messages not PEND, DLVD or FAIL
+//	app_open      queue 0x00 app_queue 0x00 be64(seq) -> id, the open messages
+//	              of the queues app queues share (§10), by app queue
 //	ready         stage(I|O) queue 0x00 be64(seq) -> id, TBDL messages: what
 //	              claims read, the inbound queues' first
 //	due           be64(next attempt, µs) id -> (empty), WAIT messages

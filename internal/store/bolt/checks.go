@@ -99,7 +99,7 @@ func (s *Store) RecordChecks(ctx context.Context, p store.RecordChecksParams) (*
 		out = &store.RecordChecksResult{Applied: make([]*domain.Message, len(p.Outcomes))}
 		at := t.now()
 		for i, o := range p.Outcomes {
-			m, err := store.RecordCheck(t, p.Node, o, p.MaxChecks, at)
+			m, err := store.RecordCheck(t, p, o, at)
 			if errors.Is(err, domain.ErrConflict) {
 				if out.Conflicts == nil {
 					out.Conflicts = map[string]error{}

@@ -59,6 +59,9 @@ type claimer struct {
 	routed, claimed int
 	// last is, per stage, the last queue the claim served.
 	last turns
+	// waited says an inbound message waited for messages of its lane
+	// ahead of it (§10), which routing later in the claim may have moved on.
+	waited bool
 }
 
 // claim routes, then claims due WAIT messages, then TBDL messages, visiting
@@ -73,6 +76,7 @@ func (t *txn) claim(p store.ClaimParams, start turns) (*store.ClaimResult, turns
 		if err := c.walk(domain.Inbound, start[domain.Inbound], c.routeQueue); err != nil {
 			return nil, nil, err
 		}
+		c.res.More = c.res.More || (c.waited && c.routed > 0)
 	}
 	if p.Limit > 0 {
 		if err := c.due(); err != nil {
@@ -191,13 +195,20 @@ func (c *claimer) routeQueue(name string) error {
 		if err != nil {
 			return fmt.Errorf("ready index names a missing message: %w", err)
 		}
+		if m.Queue != name || m.Status != domain.StatusTBDL {
+			continue // it followed a failed message of its app queue to the error queue
+		}
+		if wait, err := store.LaneWaits(c.t, m.Message); wait || err != nil {
+			c.waited = true
+			return err // the queue is serial: its later messages wait too
+		}
 		after, err := c.route(id, m)
 		if err != nil {
 			return err
 		}
 		c.routed++
 		c.last[domain.Inbound] = name
-		if domain.Blocks(after.QoS, after.Status, after.ErrorClass) {
+		if after.Queue == name && domain.Blocks(after.QoS, after.Status, after.ErrorClass) {
 			return nil
 		}
 	}
@@ -211,16 +222,20 @@ func (c *claimer) route(key uuid.UUID, in storedMessage) (*domain.Message, error
 	node := c.p.Node
 	entry := func(reason string) domain.HistoryEntry { return store.EngineEntry(c.now, node, reason) }
 	dlng := step{domain.StatusDLNG, entry("receiver determination")}
-	targets, reason, rerr := c.p.Router.Route(c.t, in.Message)
+	targets, reason, rerr := c.p.Router.Route(store.Placement(c.t), in.Message)
 	if rerr != nil {
 		after, err := c.t.move(key, in, func(m *domain.Message) {
 			m.Attempts++
 			m.Error, m.ErrorClass = rerr.Error(), domain.ErrorPermanent
 		}, dlng, step{domain.StatusNDLV, entry("permanent error: " + rerr.Error())})
-		if err == nil {
-			err = store.RestoreHold(c.t, after.Queue, entry("held behind "+after.ID+" (NDLV)"))
-		}
 		if err != nil {
+			return nil, err
+		}
+		queue := after.Queue
+		if after, err = c.t.divert(after, entry("")); err != nil {
+			return nil, err
+		}
+		if err := store.RestoreHold(c.t, queue, entry("held behind "+after.ID+" (NDLV)")); err != nil {
 			return nil, err
 		}
 		c.res.Routed = append(c.res.Routed, after)
@@ -319,8 +334,12 @@ func (c *claimer) claimQueue(name string) error {
 	return nil
 }
 
-// take claims one ready outbound message, minding blacklist candidates.
+// take claims one ready outbound message, minding blacklist candidates and
+// the order of its lane across a switch and its error queue (§10).
 func (c *claimer) take(m storedMessage) error {
+	if wait, err := store.LaneWaits(c.t, m.Message); wait || err != nil {
+		return err
+	}
 	candidate := m.Crashes > 0 && c.p.Candidates != store.CandidatesAsAny
 	switch {
 	case candidate && c.p.Candidates == store.CandidatesSkip:

@@ -129,11 +129,14 @@ func (t *txn) recoverNode(p store.RecoverParams) (*store.RecoverResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		hold := ""
+		hold, queue := "", after.Queue
 		if v.To == domain.StatusNDLV {
 			hold = "held behind blacklisted " + after.ID
+			if after, err = t.divert(after, store.EngineEntry(at, p.Node, "")); err != nil {
+				return nil, err
+			}
 		}
-		if err := store.RestoreHold(t, after.Queue, store.EngineEntry(at, p.Node, hold)); err != nil {
+		if err := store.RestoreHold(t, queue, store.EngineEntry(at, p.Node, hold)); err != nil {
 			return nil, err
 		}
 		if v.To == domain.StatusNDLV {

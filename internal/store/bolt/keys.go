@@ -19,6 +19,7 @@ const (
 	bucketHistory     = "history"
 	bucketQueueAll    = "queue_all"
 	bucketQueueOpen   = "queue_open"
+	bucketAppOpen     = "app_open"
 	bucketReady       = "ready"
 	bucketDue         = "due"
 	bucketChecks      = "checks"
@@ -32,7 +33,8 @@ const (
 func bucketNames() []string {
 	return []string{
 		bucketMeta, bucketMessages, bucketPayloads, bucketPayloadRefs, bucketHistory, bucketQueueAll,
-		bucketQueueOpen, bucketReady, bucketDue, bucketStatus, bucketQueues, bucketParams, bucketAudit, bucketChecks,
+		bucketQueueOpen, bucketAppOpen, bucketReady, bucketDue, bucketStatus, bucketQueues, bucketParams, bucketAudit,
+		bucketChecks,
 	}
 }
 
@@ -77,6 +79,12 @@ func prefixOf(name string) []byte {
 // seqKey is queue 0x00 be64(seq): a queue's messages in seq order.
 func seqKey(queue string, seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(prefixOf(queue), seq)
+}
+
+// appKey is queue 0x00 app_queue 0x00 be64(seq): the open messages of the
+// queues app queues share (§10), each app queue's in seq order.
+func appKey(queue, appQueue string, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(prefixOf(queue), prefixOf(appQueue)...), seq)
 }
 
 // readyKey is stage(1) queue 0x00 be64(seq): the TBDL messages of the

@@ -336,8 +336,9 @@ type indexEntry struct {
 }
 
 // indexEntries lists the index keys of m: its status; its place in its
-// queue, among the open messages, among the TBDL ones; its next attempt
-// while it WAITs; its wait for a check-back while it is PEND and not stuck.
+// queue, among the open messages (and those of its app queue, in a queue
+// app queues share), among the TBDL ones; its next attempt while it WAITs;
+// its wait for a check-back while it is PEND and not stuck.
 func indexEntries(key uuid.UUID, m *domain.Message) []indexEntry {
 	if m == nil {
 		return nil
@@ -348,6 +349,9 @@ func indexEntries(key uuid.UUID, m *domain.Message) []indexEntry {
 		out = append(out, indexEntry{bucketQueueAll, sk, key[:]})
 		if open(m.Status) {
 			out = append(out, indexEntry{bucketQueueOpen, sk, key[:]})
+			if m.AppQueue != "" && domain.SharedQueueName(m.Queue) {
+				out = append(out, indexEntry{bucketAppOpen, appKey(m.Queue, m.AppQueue, m.Seq), key[:]})
+			}
 		}
 		if m.Status == domain.StatusTBDL {
 			out = append(out, indexEntry{bucketReady, readyKey(m.Stage, m.Queue, m.Seq), key[:]})

@@ -128,20 +128,29 @@ func (t *txn) queueFor(m *domain.Message, h domain.HistoryEntry) (*store.QueueRe
 }
 
 // QueueMessages calls fn for a queue's messages in seq order after p.AfterSeq,
-// reading the open index when p.Open is set.
+// reading the open index when p.Open is set, and that of an app queue in a
+// queue app queues share when p.AppQueue is set too.
 func (t *txn) QueueMessages(queue string, p store.QueueMessagesParams, fn func(*domain.Message) error) error {
 	if p.AfterSeq == math.MaxUint64 {
 		return nil
 	}
-	b := t.bucket(bucketQueueAll)
+	b, prefix, start := t.bucket(bucketQueueAll), prefixOf(queue), seqKey(queue, p.AfterSeq+1)
 	if p.Open {
 		b = t.bucket(bucketQueueOpen)
 	}
+	indexed := p.Open && p.AppQueue != "" && domain.SharedQueueName(queue)
+	if indexed {
+		b, prefix = t.bucket(bucketAppOpen), append(prefixOf(queue), prefixOf(p.AppQueue)...)
+		start = appKey(queue, p.AppQueue, p.AfterSeq+1)
+	}
 	lim := limiter{limit: p.Limit}
-	err := t.walk(b, prefixOf(queue), seqKey(queue, p.AfterSeq+1), false, func(_, v []byte) error {
+	err := t.walk(b, prefix, start, false, func(_, v []byte) error {
 		m, err := t.stored(uuid.UUID(v))
 		if err != nil {
 			return fmt.Errorf("queue %s: index names a missing message: %w", queue, err)
+		}
+		if !indexed && p.AppQueue != "" && m.AppQueue != p.AppQueue {
+			return nil
 		}
 		if err := fn(m.Message); err != nil {
 			return err

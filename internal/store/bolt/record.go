@@ -33,12 +33,16 @@ func (s *Store) Record(ctx context.Context, p store.RecordParams) (*store.Record
 			if err != nil {
 				return err
 			}
-			out.Applied[i] = after
 			if after.QoS == domain.EOIO {
 				touched[after.Queue] = true
+				if after, err = t.divert(after, store.EngineEntry(at, p.Node, "")); err != nil {
+					return err
+				}
 			}
+			out.Applied[i] = after
 		}
-		// The HOLD rule once per queue, after all of the batch's outcomes.
+		// The HOLD rule once per queue, after all of the batch's outcomes
+		// and the moves to error queues they caused.
 		for q := range touched {
 			if err := store.RestoreHold(t, q, store.EngineEntry(at, p.Node, "")); err != nil {
 				return err
@@ -110,4 +114,15 @@ func (t *txn) apply(node store.Node, o store.Outcome, at time.Time) (*domain.Mes
 		}, h)
 	}
 	return nil, fmt.Errorf("message %s: outcome kind %d is unknown", o.ID, o.Kind)
+}
+
+// divert moves a message that failed, and those of its lane after it, to
+// its error queue when §10 says so (store.Divert), and returns the message
+// as stored after.
+func (t *txn) divert(m *domain.Message, h domain.HistoryEntry) (*domain.Message, error) {
+	errorQueue, err := store.Divert(t, m, h)
+	if err != nil || errorQueue == "" {
+		return m, err
+	}
+	return t.Message(m.ID)
 }

@@ -8,6 +8,7 @@ import (
 
 	bbolt "go.etcd.io/bbolt"
 
+	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/store"
 )
 
@@ -23,6 +24,8 @@ type txn struct {
 	// epochValue is the lease epoch, once epochRead.
 	epochRead  bool
 	epochValue uint64
+	// eoio is the EOIO switch state, once read.
+	eoio *domain.EOIOSwitch
 }
 
 var (

@@ -104,7 +104,7 @@ func (s *Store) RecordChecks(ctx context.Context, p store.RecordChecksParams) (*
 			err := t.holds(p.Node, o.ID)
 			var m *domain.Message
 			if err == nil {
-				m, err = store.RecordCheck(t, p.Node, o, p.MaxChecks, at)
+				m, err = store.RecordCheck(t, p, o, at)
 			}
 			if errors.Is(err, domain.ErrConflict) {
 				if out.Conflicts == nil {

@@ -79,7 +79,8 @@ func (t *txn) SetStopped(queue string, stopped bool) error {
 }
 
 // QueueMessages calls fn for a queue's messages in seq order after
-// p.AfterSeq; with p.Open only the open ones, read from their own index.
+// p.AfterSeq; with p.Open only the open ones, read from their own index
+// (that of an app queue's with p.AppQueue).
 func (t *txn) QueueMessages(queue string, p store.QueueMessagesParams, fn func(*domain.Message) error) error {
 	if t.writable {
 		if _, err := t.lockQueue(queue); errors.Is(err, domain.ErrNotFound) {
@@ -92,11 +93,18 @@ func (t *txn) QueueMessages(queue string, p store.QueueMessagesParams, fn func(*
 	if p.Open {
 		where += ` AND ` + openStatuses
 	}
+	if p.AppQueue != "" {
+		where += ` AND app_queue = $4`
+	}
 	after := int64(min(p.AfterSeq, uint64(1)<<63-1))
 	lim := limiter{limit: p.Limit}
 	for {
 		n := lim.page()
-		page, err := t.messages(`SELECT `+messageColumns+` FROM messages WHERE `+where+` ORDER BY seq LIMIT $3`, queue, after, n)
+		args := []any{queue, after, n}
+		if p.AppQueue != "" {
+			args = append(args, p.AppQueue)
+		}
+		page, err := t.messages(`SELECT `+messageColumns+` FROM messages WHERE `+where+` ORDER BY seq LIMIT $3`, args...)
 		if err != nil {
 			return fmt.Errorf("queue %s: %w", queue, err)
 		}

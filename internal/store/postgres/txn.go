@@ -41,6 +41,8 @@ type txn struct {
 	// params holds the tuning values this transaction read or wrote:
 	// placement reads them for every message it sends.
 	params map[[2]string]param
+	// eoio is the EOIO switch state, once read.
+	eoio *domain.EOIOSwitch
 }
 
 // param is one tuning value as a transaction knows it.

@@ -145,7 +145,7 @@ func testChecks(t *testing.T, open func(t *testing.T) *CheckRig) {
 		}
 		// The producer of raced commits it while the check is under way.
 		e.update(t, func(w store.Writer) error {
-			_, err := store.CommitPrepared(w, raced.ID, Entry("tx.commit by producer"), nil)
+			_, err := store.CommitPrepared(w, router.Placer, raced.ID, Entry("tx.commit by producer"), nil)
 			return err
 		})
 		outcome := func(m *domain.Message, k store.CheckKind, answer string) store.CheckOutcome {
@@ -191,7 +191,7 @@ func testChecks(t *testing.T, open func(t *testing.T) *CheckRig) {
 		for i, m := range claimed.Claimed {
 			wg.Go(func() {
 				producer[i] = e.store.Update(e.ctx, func(w store.Writer) error {
-					_, err := store.CommitPrepared(w, m.ID, Entry("tx.commit by producer"), nil)
+					_, err := store.CommitPrepared(w, router.Placer, m.ID, Entry("tx.commit by producer"), nil)
 					return err
 				})
 			})

@@ -21,7 +21,10 @@ type snapshot struct {
 	byStatus  map[domain.Status][]string
 	queueAll  map[string][]*domain.Message
 	queueOpen map[string][]string
-	heads     map[string]string
+	// appOpen holds, by queue and app queue, the open messages that
+	// QueueMessages selects by app queue.
+	appOpen map[[2]string][]string
+	heads   map[string]string
 }
 
 func (b *testBundle) snapshot(t *testing.T) *snapshot {
@@ -32,6 +35,7 @@ func (b *testBundle) snapshot(t *testing.T) *snapshot {
 		byStatus:  map[domain.Status][]string{},
 		queueAll:  map[string][]*domain.Message{},
 		queueOpen: map[string][]string{},
+		appOpen:   map[[2]string][]string{},
 		heads:     map[string]string{},
 	}
 	b.view(t, func(r store.Reader) error {
@@ -79,6 +83,20 @@ func (b *testBundle) snapshot(t *testing.T) *snapshot {
 				return nil
 			}); err != nil {
 				return err
+			}
+			for _, m := range s.messages {
+				key := [2]string{q.Name, m.AppQueue}
+				if m.Queue != q.Name || m.AppQueue == "" || s.appOpen[key] != nil {
+					continue
+				}
+				s.appOpen[key] = []string{}
+				err := r.QueueMessages(q.Name, store.QueueMessagesParams{Open: true, AppQueue: m.AppQueue}, func(m *domain.Message) error {
+					s.appOpen[key] = append(s.appOpen[key], m.ID)
+					return nil
+				})
+				if err != nil {
+					return err
+				}
 			}
 			head, err := r.Head(q.Name)
 			if err != nil {
@@ -175,6 +193,18 @@ func requireConsistent(t *testing.T, b *testBundle) {
 			}
 		}
 		require.Equal(t, wantOpen, s.queueOpen[q.Name], "queue %s: open order", q.Name)
+		for key, got := range s.appOpen {
+			if key[0] != q.Name {
+				continue
+			}
+			want := []string{}
+			for _, m := range inOrder {
+				if isOpen(m.Status) && m.AppQueue == key[1] {
+					want = append(want, m.ID)
+				}
+			}
+			require.Equal(t, want, got, "queue %s: open messages of app queue %s", q.Name, key[1])
+		}
 		require.Equal(t, wantHead, s.heads[q.Name], "queue %s: head", q.Name)
 	}
 	require.True(t, slices.IsSorted(queueNames), "queues come in name order")

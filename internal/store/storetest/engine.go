@@ -24,6 +24,7 @@ func RunEngine(t *testing.T, open Opener) {
 		{"Fencing", testFencing},
 		{"Recover", testRecover},
 		{"Checks", func(t *testing.T, open Opener) { testChecks(t, engineRig(open)) }},
+		{"Switch", testSwitch},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

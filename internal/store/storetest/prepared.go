@@ -55,7 +55,7 @@ func testPrepared(t *testing.T, open Opener) {
 		var got *domain.Message
 		b.update(t, func(w store.Writer) error {
 			var err error
-			got, err = store.CommitPrepared(w, p.ID, Entry("tx.commit by ops"), nil)
+			got, err = store.CommitPrepared(w, router.Placer, p.ID, Entry("tx.commit by ops"), nil)
 			return err
 		})
 		require.Equal(t, domain.StatusTBDL, got.Status)
@@ -70,7 +70,7 @@ func testPrepared(t *testing.T, open Opener) {
 		requireConsistent(t, b)
 
 		err := b.store.Update(b.ctx, func(w store.Writer) error {
-			_, err := store.CommitPrepared(w, p.ID, Entry("again"), nil)
+			_, err := store.CommitPrepared(w, router.Placer, p.ID, Entry("again"), nil)
 			return err
 		})
 		require.ErrorIs(t, err, domain.ErrConflict, "a compare-and-set on PEND")
@@ -85,7 +85,7 @@ func testPrepared(t *testing.T, open Opener) {
 		var got *domain.Message
 		b.update(t, func(w store.Writer) error {
 			var err error
-			got, err = store.CommitPrepared(w, p.ID, Entry("committed"), nil)
+			got, err = store.CommitPrepared(w, router.Placer, p.ID, Entry("committed"), nil)
 			return err
 		})
 		require.Equal(t, domain.StatusHOLD, got.Status, "held behind the NDLV head, in commit order")
@@ -220,7 +220,7 @@ func testPrepared(t *testing.T, open Opener) {
 		}
 		conflict := func(o store.CheckOutcome) error {
 			return b.store.Update(b.ctx, func(w store.Writer) error {
-				_, err := store.RecordCheck(w, node, o, 10, Now())
+				_, err := store.RecordCheck(w, store.RecordChecksParams{Node: node, MaxChecks: 10, Placer: router.Placer}, o, Now())
 				return err
 			})
 		}
@@ -230,7 +230,7 @@ func testPrepared(t *testing.T, open Opener) {
 
 		c := b.markChecked(t, committed.ID, nil)
 		b.update(t, func(w store.Writer) error {
-			_, err := store.CommitPrepared(w, committed.ID, Entry("tx.commit by producer"), nil)
+			_, err := store.CommitPrepared(w, router.Placer, committed.ID, Entry("tx.commit by producer"), nil)
 			return err
 		})
 		err := conflict(store.CheckOutcome{ID: committed.ID, CheckedAt: *c.LastCheckAt, Kind: store.CheckRollback})
@@ -264,7 +264,8 @@ func (b *testBundle) recordCheck(t *testing.T, o store.CheckOutcome, maxChecks i
 	var got *domain.Message
 	b.update(t, func(w store.Writer) error {
 		var err error
-		got, err = store.RecordCheck(w, store.Node{ID: "N1", Incarnation: 1}, o, maxChecks, Now())
+		got, err = store.RecordCheck(w, store.RecordChecksParams{Node: store.Node{ID: "N1", Incarnation: 1}, MaxChecks: maxChecks,
+			Placer: router.Placer}, o, Now())
 		return err
 	})
 	return got

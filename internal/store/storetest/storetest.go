@@ -45,6 +45,9 @@ func Run(t *testing.T, open Opener) {
 		{"Audit", testAudit},
 		{"Prepared", testPrepared},
 		{"Consistency", testConsistency},
+		{"EOIO", testEOIO},
+		{"Move", testMove},
+		{"Lanes", testLanes},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

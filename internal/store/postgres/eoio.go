@@ -1,0 +1,146 @@
+package postgres
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/store"
+)
+
+// eoioLockClass is the first key of the advisory lock that orders EOIO
+// placements and switches (the second is the schema's name, as for
+// migrations): a writer that places EOIO messages holds it shared until it
+// commits, a switch exclusively. So a message placed under the old state
+// is committed before the switch is, and a claim that sees the new state
+// sees every message of the old set.
+const eoioLockClass = 0x656f696f // "eoio"
+
+const eoioSelect = `SELECT prefix, queues, coalesce(old_prefix, ''), old_queues, switched_at, switched_by FROM eoio_switch`
+
+// EOIO returns the switch state; in a writable transaction under the
+// shared lock. A transaction reads it once.
+func (t *txn) EOIO() (domain.EOIOSwitch, error) {
+	if t.eoio != nil {
+		return *t.eoio, nil
+	}
+	s := domain.DefaultEOIO
+	read := func(row pgx.Row) error {
+		err := row.Scan(&s.Current.Prefix, &s.Current.Queues, &s.Old.Prefix, &s.Old.Queues, &s.At, &s.By)
+		if errors.Is(err, pgx.ErrNoRows) {
+			s = domain.DefaultEOIO
+			return nil
+		}
+		s.At = s.At.UTC()
+		return err
+	}
+	var err error
+	if t.writable {
+		// Two statements: the read's snapshot must come after the wait.
+		b := &pgx.Batch{}
+		b.Queue(`SELECT pg_advisory_xact_lock_shared($1, hashtext(current_schema()))`, eoioLockClass)
+		b.Queue(eoioSelect).QueryRow(read)
+		err = t.tx.SendBatch(t.ctx, b).Close()
+	} else {
+		err = read(t.tx.QueryRow(t.ctx, eoioSelect))
+	}
+	if err != nil {
+		return s, fmt.Errorf("read the EOIO switch state: %w", err)
+	}
+	t.eoio = &s
+	return s, nil
+}
+
+// SetEOIO stores the switch state under the exclusive lock.
+func (t *txn) SetEOIO(s domain.EOIOSwitch) error {
+	s.At = storedTime(s.At)
+	old := pgtype.Text{String: string(s.Old.Prefix), Valid: s.Old.Prefix != ""}
+	b := &pgx.Batch{}
+	b.Queue(`SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))`, eoioLockClass)
+	b.Queue(`INSERT INTO eoio_switch (prefix, queues, old_prefix, old_queues, switched_at, switched_by)
+		VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (one) DO UPDATE SET prefix = EXCLUDED.prefix, queues = EXCLUDED.queues,
+			old_prefix = EXCLUDED.old_prefix, old_queues = EXCLUDED.old_queues,
+			switched_at = EXCLUDED.switched_at, switched_by = EXCLUDED.switched_by`,
+		string(s.Current.Prefix), s.Current.Queues, old, s.Old.Queues, s.At, clean(s.By))
+	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
+		return fmt.Errorf("store the EOIO switch state: %w", err)
+	}
+	t.eoio = &s
+	return nil
+}
+
+// Move takes a message out of its queue and puts it at the end of another,
+// its status unchanged. Both queues' rows are locked: the source's first.
+func (t *txn) Move(p store.MoveParams) (*domain.Message, error) {
+	if p.Queue == "" {
+		return nil, domain.Invalidf("queue to move to is required")
+	}
+	cur, err := t.message(p.ID)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case !slices.Contains(p.From, cur.Status):
+		return nil, domain.Conflictf("message %s: status is %s, expected %s", p.ID, cur.Status, joinStatuses(p.From))
+	case cur.Status == domain.StatusDLNG:
+		return nil, domain.Invalidf("message %s is being delivered (DLNG): it cannot move to %s", p.ID, p.Queue)
+	case cur.Queue == p.Queue:
+		return nil, domain.Invalidf("message %s is in queue %s already", p.ID, p.Queue)
+	}
+	h := p.History
+	if h.At.IsZero() {
+		if h.At, err = t.now(); err != nil {
+			return nil, err
+		}
+	}
+	h.From, h.To = cur.Status, cur.Status
+	next := cur.Clone()
+	next.Queue, next.Seq, next.UpdatedAt, next.History = p.Queue, 0, h.At, nil
+	storedTimes(next)
+	to, created, err := t.queueFor(next)
+	if err != nil {
+		return nil, err
+	}
+	receiver := ""
+	if next.Stage == domain.Outbound {
+		receiver = next.Receiver
+	}
+	if to.QoS != next.QoS || to.Stage != next.Stage || to.Receiver != receiver {
+		if created {
+			if _, err := t.tx.Exec(t.ctx, `DELETE FROM queues WHERE name = $1`, p.Queue); err != nil {
+				return nil, fmt.Errorf("queue %s: %w", p.Queue, err)
+			}
+			delete(t.queues, p.Queue)
+		}
+		note := ""
+		if to.Receiver != "" {
+			note = ", receiver " + to.Receiver
+		}
+		return nil, domain.Invalidf("message %s (%s, %s) cannot move to queue %s (%s, %s%s)", p.ID, next.QoS, next.Stage,
+			p.Queue, to.QoS, to.Stage, note)
+	}
+	nt := cloneQueue(to)
+	var seq pgtype.Int8
+	if next.Status != domain.StatusPEND {
+		nt.LastSeq++
+		next.Seq = nt.LastSeq
+		seq = pgtype.Int8{Int64: int64(next.Seq), Valid: true}
+	}
+	uid, _ := parseID(p.ID)
+	b := &pgx.Batch{}
+	b.Queue(`UPDATE messages SET queue = $2, seq = $3, updated_at = $4 WHERE id = $1`, uid, p.Queue, seq, next.UpdatedAt)
+	b.Queue(insertHistory, append([]any{uid}, historyValues(h)...)...)
+	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
+		return nil, fmt.Errorf("message %s: move to %s: %w", p.ID, p.Queue, err)
+	}
+	from := cloneQueue(t.queues[cur.Queue])
+	t.queues[cur.Queue], t.queues[p.Queue] = from, nt
+	t.count(from, cur.Message, -1)
+	t.count(nt, next, 1)
+	return next, nil
+}
