@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -273,15 +274,24 @@ func (s *Server) purge(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// decode reads a JSON body of at most limit bytes; unknown fields are refused.
+// decode reads a JSON body of at most limit bytes, cut off at the limit
+// while it is read; unknown fields, and text the decoder would silently
+// change (wire.CheckText), are refused.
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, limit int64) error {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return domain.Errorf(domain.ErrTooLarge, "request body is over %s", domain.FormatBytes(limit))
 		}
+		return domain.Invalidf("request body: %v", err)
+	}
+	if err := wire.CheckText(body); err != nil {
+		return fmt.Errorf("request body: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
 		if errors.Is(err, io.EOF) {
 			return domain.Invalidf("the request has no JSON body")
 		}

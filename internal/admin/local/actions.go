@@ -125,6 +125,12 @@ func (s *Service) checkTargets(p admin.ActParams) ([]string, error) {
 	if !isMessage && !p.Action.QueueAction() {
 		return nil, domain.Invalidf("unknown action %q", p.Action)
 	}
+	if len(p.Targets) == 0 {
+		return nil, domain.Invalidf("%s names no targets; nothing was changed", p.Action)
+	}
+	if err := domain.ValidateReason(p.Reason); err != nil {
+		return nil, fmt.Errorf("%w; nothing was changed", err)
+	}
 	out := make([]string, 0, len(p.Targets))
 	seen := make(map[string]bool, len(p.Targets))
 	for _, t := range p.Targets {

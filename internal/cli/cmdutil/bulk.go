@@ -143,6 +143,9 @@ func checkBulkArgs(a *BulkAction, opts *BulkOptions) error {
 	if opts.AllowAll {
 		hint += ", or --all with filters"
 	}
+	if err := domain.ValidateReason(opts.Reason); err != nil {
+		return domain.Errorf(domain.ErrInvalid, "--reason: %v; nothing was changed", err)
+	}
 	switch {
 	case opts.All && len(opts.Args) > 0:
 		return domain.WithHint(domain.ErrInvalid, fmt.Sprintf("give %ss or --all, not both", targetWord(a)), hint)

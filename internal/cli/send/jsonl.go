@@ -10,6 +10,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/queuectl/queuectl/internal/admin/wire"
 	"github.com/queuectl/queuectl/internal/domain"
 )
 
@@ -66,6 +67,9 @@ func ReadJSONL(r io.Reader) ([]domain.SendRequest, []int, error) {
 }
 
 func parseLine(line []byte) (*domain.SendRequest, error) {
+	if err := wire.CheckText(line); err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	var m jsonlMessage
