@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -111,19 +112,24 @@ func Load(flags *pflag.FlagSet) (*Config, error) {
 	} else {
 		file = DefaultFile()
 	}
+	var raw []byte
 	if file != "" {
-		v.SetConfigFile(file)
+		var err error
+		raw, err = ReadBounded(file, MaxFile)
+		var pe *fs.PathError
+		switch {
+		case errors.As(err, &pe) && errors.Is(err, fs.ErrNotExist) && !explicit:
+			file = ""
+		case errors.As(err, &pe):
+			return nil, domain.Invalidf("config file %s: %v", file, pe.Err)
+		case err != nil:
+			return nil, domain.Invalidf("config file %v", err)
+		}
+	}
+	if file != "" {
 		v.SetConfigType("yaml")
-		if err := v.ReadInConfig(); err != nil {
-			var pe *fs.PathError
-			switch {
-			case errors.As(err, &pe) && errors.Is(err, fs.ErrNotExist) && !explicit:
-				file = ""
-			case errors.As(err, &pe):
-				return nil, domain.Invalidf("config file %s: %v", file, pe.Err)
-			default:
-				return nil, domain.Invalidf("config file %s is not valid YAML: %v", file, err)
-			}
+		if err := v.ReadConfig(bytes.NewReader(raw)); err != nil {
+			return nil, domain.Invalidf("config file %s is not valid YAML: %v", file, err)
 		}
 	}
 
@@ -137,7 +143,7 @@ func Load(flags *pflag.FlagSet) (*Config, error) {
 		return nil, domain.Invalidf("configuration: %s", cleanDecodeError(err))
 	}
 	if file != "" {
-		if err := restoreKeyCase(file, &c); err != nil {
+		if err := restoreKeyCase(file, raw, &c); err != nil {
 			return nil, err
 		}
 	}

@@ -40,7 +40,7 @@ func remoteTarget(c *config.Config) (server, token string, err error) {
 	}
 	token = c.Token
 	if token == "" && tokenFile != "" {
-		b, err := os.ReadFile(expandHome(tokenFile))
+		b, err := config.ReadBounded(expandHome(tokenFile), 64<<10)
 		if err != nil {
 			return "", "", domain.Invalidf("token file: %v", err)
 		}
@@ -61,6 +61,14 @@ func expandHome(p string) string {
 // socketService returns a client on the socket of a server that holds the
 // store, if one answers; nil otherwise.
 func socketService(sock string) admin.Service {
+	if c := socketClient(sock); c != nil {
+		return c
+	}
+	return nil
+}
+
+// socketClient is socketService's client, or nil.
+func socketClient(sock string) *remote.Client {
 	sock, err := filepath.Abs(sock)
 	if err != nil {
 		return nil

@@ -1,0 +1,40 @@
+package cmdutil
+
+import (
+	"context"
+
+	"github.com/queuectl/queuectl/internal/admin/remote"
+)
+
+// PayloadLimit returns engine.max_payload of the service the command will
+// reach, without opening the embedded store: the server's when a server is
+// named or answers on the store's socket, else this configuration's. A
+// command reads its input up to this bound before it opens the store, so it
+// never holds the store while it waits for input (§6), and never buffers
+// more than it could store (§2).
+func (f *Factory) PayloadLimit(ctx context.Context) (int64, error) {
+	c, err := f.Config()
+	if err != nil {
+		return 0, err
+	}
+	server, token, err := remoteTarget(c)
+	if err != nil {
+		return 0, err
+	}
+	var client *remote.Client
+	if server != "" {
+		if client, err = remote.New(remote.Options{Server: server, Token: token}); err != nil {
+			return 0, err
+		}
+	} else {
+		path, err := StorePath(c)
+		if err != nil {
+			return 0, err
+		}
+		if client = socketClient(path + ".sock"); client == nil {
+			return int64(c.Engine.MaxPayload), nil
+		}
+	}
+	defer client.Close()
+	return client.MaxPayload(ctx)
+}
