@@ -36,6 +36,10 @@ func restoreKeyCase(file string, b []byte, c *Config) error {
 		if rc.Headers, err = recase("receivers."+name.Value+".headers", rc.Headers, mappingValue(body, "headers")); err != nil {
 			return err
 		}
+		// Environment variable names are case-sensitive.
+		if rc.Env, err = recase("receivers."+name.Value+".env", rc.Env, mappingValue(body, "env")); err != nil {
+			return err
+		}
 		c.Receivers[viperKey(name)] = rc
 	}
 	if c.Receivers, err = recase("receivers", c.Receivers, &raw.Receivers); err != nil {

@@ -50,6 +50,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("engine.blacklisting.crashes", 2)
 	v.SetDefault("engine.retention.delivered", "24h")
 	v.SetDefault("engine.retention.failed", "720h")
+	v.SetDefault("engine.retention.audit", "2160h")
 	v.SetDefault("engine.shutdown_timeout", "30s")
 	v.SetDefault("tx.check_after", "30s")
 	v.SetDefault("tx.check_interval", "30s")
@@ -182,6 +183,7 @@ func (c *Config) Validate() error {
 		{c.Engine.Retry.Backoff == "fixed" || c.Engine.Retry.Backoff == "exponential",
 			fmt.Sprintf("engine.retry.backoff %q must be fixed or exponential", c.Engine.Retry.Backoff)},
 		{c.Engine.Blacklisting.Crashes >= 1, fmt.Sprintf("engine.blacklisting.crashes %d must be at least 1", c.Engine.Blacklisting.Crashes)},
+		{c.Engine.Retention.Audit >= 0, "engine.retention.audit must not be negative (0 keeps the audit log for ever)"},
 		{c.Timeout >= 0, "timeout must not be negative"},
 	}
 	for _, ch := range checks {
@@ -223,6 +225,9 @@ func (r Receiver) validate(name string) error {
 		if len(r.Command) == 0 {
 			return domain.Invalidf("receivers.%s: type exec needs command", name)
 		}
+		if err := validateEnv(name, r.Env, r.InheritEnv); err != nil {
+			return err
+		}
 	case "file":
 		if r.Dir == "" {
 			return domain.Invalidf("receivers.%s: type file needs dir", name)
@@ -230,6 +235,9 @@ func (r Receiver) validate(name string) error {
 	case "discard":
 	default:
 		return domain.Invalidf("receivers.%s: type %q must be http, exec, file or discard", name, r.Type)
+	}
+	if r.Type != "exec" && (len(r.Env) > 0 || len(r.InheritEnv) > 0) {
+		return domain.Invalidf("receivers.%s: env and inherit_env are for exec receivers, not %s", name, r.Type)
 	}
 	return nil
 }
