@@ -43,6 +43,7 @@ func Run(t *testing.T, open Opener) {
 		{"Queues", testQueues},
 		{"Params", testParams},
 		{"Audit", testAudit},
+		{"AuditRetention", testAuditRetention},
 		{"Consistency", testConsistency},
 	}
 	for _, g := range groups {
