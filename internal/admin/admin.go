@@ -31,6 +31,9 @@ type Service interface {
 	// Payload returns a message's payload, byte for byte.
 	Payload(ctx context.Context, id string) ([]byte, error)
 	Operator
+	// RecordRefusal writes the audit entry of a request that a front end
+	// refused before it reached the service.
+	RecordRefusal(ctx context.Context, r Refusal) error
 	// Close releases the service's store or connection.
 	Close() error
 }

@@ -102,6 +102,8 @@ func TestRunErrors(t *testing.T) {
 	t.Parallel()
 
 	b := setup(t)
+	r := b.run(t, "", "tune", "set", "EO_OUTBOUND_PARALLEL", "1") // makes the store
+	require.Equal(t, 0, r.code, r.stderr)
 	unknown := domain.NewID()
 	tests := []struct {
 		name   string
@@ -120,6 +122,7 @@ func TestRunErrors(t *testing.T) {
 		{"missing argument", []string{"message", "show"}, 2, "queuectl: queuectl message show takes ID, got 0 argument(s)\nhint: see 'queuectl message show --help'\n"},
 		{"send without qos", []string{"send", "--sender", "ERP"}, 2, "queuectl: --qos is required"},
 		{"postgres store", []string{"--store", "postgres://q:s3cret@db/q", "queue", "list"}, 2, "REDACTED"},
+		{"no store", []string{"--db", filepath.Join(filepath.Dir(b.db), "typo.db"), "queue", "list"}, 6, "queuectl: there is no store at "},
 	}
 	for _, tt := range tests {
 		r := b.run(t, "", tt.args...)
@@ -144,9 +147,10 @@ func TestRunSendJSONLStoresNothingOnABadLine(t *testing.T) {
 	require.Contains(t, r.stderr, "nothing was stored")
 	require.Empty(t, r.stdout)
 
+	// Nothing at all: not even the store the first message would create.
 	r = b.run(t, "", "message", "list", "-o", "json")
-	require.Equal(t, 0, r.code, r.stderr)
-	require.Equal(t, "[]\n", r.stdout)
+	require.Equal(t, 6, r.code, r.stderr)
+	require.Contains(t, r.stderr, "there is no store at ")
 
 	r = b.run(t, strings.Replace(in, "orders_de", "ORDERS_AT", 1), "send", "--jsonl")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -161,7 +165,9 @@ func TestRunQuietAndEmpty(t *testing.T) {
 	t.Parallel()
 
 	b := setup(t)
-	r := b.run(t, "", "queue", "list")
+	r := b.run(t, "", "tune", "set", "EO_OUTBOUND_PARALLEL", "1") // makes the store
+	require.Equal(t, 0, r.code, r.stderr)
+	r = b.run(t, "", "queue", "list")
 	require.Equal(t, 0, r.code)
 	require.Empty(t, r.stdout)
 	require.Equal(t, "queuectl: no queues match\n", r.stderr, "an empty table says so on stderr")

@@ -37,6 +37,8 @@ func (s *Server) table() []route {
 		{Method: "PUT", Pattern: "/v1/tuning/{param...}", perm: permAdmin, mutating: true, handle: s.tune},
 		{Method: "DELETE", Pattern: "/v1/tuning/{param...}", perm: permAdmin, mutating: true, handle: s.untune},
 		{Method: "GET", Pattern: "/v1/audit", perm: permRead, handle: s.audit},
+		// A client's own refusals: any token may report its holder's.
+		{Method: "POST", Pattern: "/v1/audit/refusals", perm: permRefusal, handle: s.recordRefusal},
 		{Method: "POST", Pattern: "/v1/purge", perm: permAdmin, mutating: true, handle: s.purge},
 	}
 }
@@ -157,7 +159,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) error {
 	var body wire.SendBody
 	// base64 grows a payload by a third; 32 MiB leaves room for a batch of small ones.
 	if err := s.decode(w, r, &body, s.opts.MaxPayload/3*4+32<<20); err != nil {
-		return err
+		return refusal{err}
 	}
 	prepare := r.URL.Query().Get("prepare") == "true"
 	reqs := make([]domain.SendRequest, len(body.Messages))
@@ -166,15 +168,15 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			if len(body.Messages) == 1 {
 				// As the service does: a single message is refused without its position.
-				return err
+				return refusal{err}
 			}
-			return &admin.RequestError{Index: i, Err: err}
+			return refusal{&admin.RequestError{Index: i, Err: err}}
 		}
 		req.Prepare = req.Prepare || prepare
 		reqs[i] = req
 	}
 	if len(reqs) == 0 {
-		return domain.Invalidf("no messages in the request")
+		return refusal{domain.Invalidf("no messages in the request")}
 	}
 	msgs, err := s.opts.Service.Send(r.Context(), reqs)
 	if err != nil {
@@ -257,6 +259,18 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) error {
 	return writePage(w, limit, func(fn func(*domain.AuditEntry) error) error {
 		return s.opts.Service.Audit(r.Context(), f, fn)
 	}, func(e *domain.AuditEntry) string { return strconv.FormatUint(e.Seq, 10) })
+}
+
+func (s *Server) recordRefusal(w http.ResponseWriter, r *http.Request) error {
+	var body admin.Refusal
+	if err := s.decode(w, r, &body, 64<<10); err != nil {
+		return err
+	}
+	if err := s.opts.Service.RecordRefusal(r.Context(), body); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 func (s *Server) purge(w http.ResponseWriter, r *http.Request) error {

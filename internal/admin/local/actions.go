@@ -105,7 +105,7 @@ func (s *Service) Act(ctx context.Context, p admin.ActParams) (*admin.BulkResult
 			if p.DryRun {
 				return errDryRun
 			}
-			return w.AppendAudit(s.auditEntry(p, batch, br))
+			return appendAudit(w, s.auditEntry(p, batch, br))
 		})
 		if err != nil && !errors.Is(err, errDryRun) {
 			return res, err
@@ -284,7 +284,7 @@ func (s *Service) audit(ctx context.Context, action string, targets []string, re
 		targets = targets[:actBatch]
 	}
 	_ = s.st.Update(ctx, func(w store.Writer) error {
-		return w.AppendAudit(&domain.AuditEntry{
+		return appendAudit(w, &domain.AuditEntry{
 			At: s.opts.Now(), Actor: s.opts.Actor, Source: s.opts.Source, Action: action,
 			Targets: targets, Result: result, Detail: detail,
 		})

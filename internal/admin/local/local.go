@@ -84,9 +84,3 @@ func (s *Service) as(ctx context.Context) *Service {
 	cp.opts.Actor, cp.opts.Source = c.Actor, c.Source
 	return &cp
 }
-
-// RecordAudit appends an audit entry in a transaction of its own: a request
-// refused before it reached the service (§6: refusals are audited too).
-func (s *Service) RecordAudit(ctx context.Context, e *domain.AuditEntry) error {
-	return s.st.Update(ctx, func(w store.Writer) error { return w.AppendAudit(e) })
-}

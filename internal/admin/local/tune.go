@@ -108,7 +108,7 @@ func (s *Service) Tune(ctx context.Context, param, sub string, value int) (*admi
 		if err != nil {
 			return err
 		}
-		return w.AppendAudit(&domain.AuditEntry{At: s.opts.Now(), Actor: s.opts.Actor, Source: s.opts.Source,
+		return appendAudit(w, &domain.AuditEntry{At: s.opts.Now(), Actor: s.opts.Actor, Source: s.opts.Source,
 			Action: action, Targets: target, Result: domain.AuditOK, Detail: fmt.Sprintf("value %d", value)})
 	})
 	if err != nil {
@@ -155,7 +155,12 @@ func checkTuning(param, sub string, value int) error {
 // Audit lists audit entries.
 func (s *Service) Audit(ctx context.Context, f admin.AuditFilter, fn func(*domain.AuditEntry) error) error {
 	return s.view(ctx, func(r store.Reader) error {
-		return r.Audit(store.AuditFilter{Since: f.Since, Actor: f.Actor, AfterSeq: f.AfterSeq, Limit: f.Limit}, fn)
+		return r.Audit(store.AuditFilter{Since: f.Since, Actor: f.Actor, AfterSeq: f.AfterSeq, Limit: f.Limit}, func(e *domain.AuditEntry) error {
+			if e.Targets == nil {
+				e.Targets = []string{} // a list, [] in JSON, as every list of §5
+			}
+			return fn(e)
+		})
 	})
 }
 
@@ -174,7 +179,7 @@ func (s *Service) Purge(ctx context.Context, p admin.PurgeParams) (*admin.PurgeR
 			continue
 		}
 		n, err := store.Purge(ctx, s.st, c.status, cutoff, p.DryRun, func(w store.Writer, ids []string) error {
-			return w.AppendAudit(&domain.AuditEntry{At: s.opts.Now(), Actor: s.opts.Actor, Source: s.opts.Source,
+			return appendAudit(w, &domain.AuditEntry{At: s.opts.Now(), Actor: s.opts.Actor, Source: s.opts.Source,
 				Action: "purge", Targets: ids, Result: domain.AuditOK,
 				Detail: fmt.Sprintf("%d %s messages last changed before %s", len(ids), c.status, cutoff.Format(time.RFC3339))})
 		})

@@ -249,9 +249,14 @@ func (r *bulkRun) stdin(ctx context.Context) error {
 		t := sc.Text()
 		if err := r.checkTarget(t); err != nil {
 			if applied == 0 {
-				return fmt.Errorf("stdin, %s %d: %w; nothing was changed", targetWord(r.action), read, err)
+				err = fmt.Errorf("stdin, %s %d: %w; nothing was changed", targetWord(r.action), read, err)
+			} else {
+				err = fmt.Errorf("stdin, %s %d: %w; the %d before it were applied (the result above), none after", targetWord(r.action), read, err, applied)
 			}
-			return fmt.Errorf("stdin, %s %d: %w; the %d before it were applied (the result above), none after", targetWord(r.action), read, err, applied)
+			// The service is open, and did not see this target: the
+			// refusal is recorded through it (§6).
+			_ = r.svc.RecordRefusal(ctx, admin.Refusal{Action: string(r.action.Action), Targets: []string{t}, Reason: err.Error()})
+			return err
 		}
 		if r.action.Noun != "queue" {
 			t = strings.ToLower(t)

@@ -32,6 +32,13 @@ type bulkAdmin struct {
 	// onAct, if set, runs at the start of every Act.
 	onAct func()
 	walks int
+	// refusals are the refusals recorded through the service.
+	refusals []admin.Refusal
+}
+
+func (a *bulkAdmin) RecordRefusal(_ context.Context, r admin.Refusal) error {
+	a.refusals = append(a.refusals, r)
+	return nil
 }
 
 func newBulkAdmin(t *testing.T, n int, status domain.Status) *bulkAdmin {
@@ -275,6 +282,9 @@ func TestBulkStdinMalformed(t *testing.T) {
 	require.ErrorContains(t, err, "the 1000 before it were applied")
 	require.Len(t, b.admin.calls, 1, "the chunk with the bad id is not applied")
 	require.Equal(t, "changed 1,000: resend NDLV/WAIT → TBDL\n", b.out.String(), "what was applied is printed")
+	require.Len(t, b.admin.refusals, 1, "the refusal is audited")
+	require.Equal(t, "message.resend", b.admin.refusals[0].Action)
+	require.Equal(t, []string{"XBTI0000"}, b.admin.refusals[0].Targets)
 
 	b = setupBulk(t, newBulkAdmin(t, 1, domain.StatusNDLV), output.Table, testID(0)+"\nnot-an-id\n")
 	b.opts.Args = []string{"-"}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"os/user"
 	"path/filepath"
 	"sync"
@@ -29,6 +31,9 @@ type Factory struct {
 	// command runs; Config reads them.
 	GlobalFlags *pflag.FlagSet
 	Now         func() time.Time
+	// CreateStore lets Admin create the embedded store when it does not
+	// exist (the command is marked with CreatesStore).
+	CreateStore bool
 
 	configOnce sync.Once
 	config     *config.Config
@@ -108,14 +113,13 @@ func (f *Factory) openAdmin() (admin.Service, error) {
 	if svc := socketService(path + ".sock"); svc != nil {
 		return svc, nil
 	}
-	st, err := bolt.Open(path, bolt.Options{})
-	if errors.Is(err, bolt.ErrNotStore) {
-		// The store cannot be used, as when it is locked or down: exit 6.
-		return nil, domain.WithHint(domain.ErrUnavailable, err.Error(),
-			"point --db at the right file, or move this one aside to start a new store")
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && !f.CreateStore {
+		return nil, domain.WithHint(domain.ErrUnavailable, fmt.Sprintf("there is no store at %s", path),
+			"check --db (or QUEUECTL_DB); 'queuectl send' creates a store with its first message, 'queuectl demo' one to explore")
 	}
+	st, err := bolt.Open(path, bolt.Options{})
 	if err != nil {
-		return nil, err
+		return nil, OpenError(err)
 	}
 	role, err := domain.ParseRole(c.Engine.Role)
 	if err != nil {

@@ -106,12 +106,32 @@ func TestFactoryAdminOpensOnce(t *testing.T) {
 	t.Parallel()
 
 	b := setupFactory(t)
+	b.f.CreateStore = true
 	s1, err := b.f.Admin()
 	require.NoError(t, err)
 	s2, err := b.f.Admin()
 	require.NoError(t, err)
 	require.Same(t, s1, s2)
 	require.FileExists(t, filepath.Join(b.dir, "q.db"))
+}
+
+// A command that does not create the store (all but send and tune) is
+// refused a store that is not there, with exit 6, and makes neither the
+// file nor its directories.
+func TestFactoryAdminDoesNotCreateAStore(t *testing.T) {
+	t.Parallel()
+
+	b := setupFactory(t)
+	_, err := b.f.Admin()
+	require.ErrorIs(t, err, domain.ErrUnavailable)
+	require.ErrorContains(t, err, "there is no store at "+filepath.Join(b.dir, "q.db"))
+	require.NoFileExists(t, filepath.Join(b.dir, "q.db"))
+
+	dir := t.TempDir()
+	b = setupFactory(t, "--db", filepath.Join(dir, "missing", "dir", "q.db"))
+	_, err = b.f.Admin()
+	require.ErrorIs(t, err, domain.ErrUnavailable)
+	require.NoDirExists(t, filepath.Join(dir, "missing"))
 }
 
 func TestFactoryAdminRefusesPostgres(t *testing.T) {

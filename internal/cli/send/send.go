@@ -71,6 +71,8 @@ printed one per line, in input order.`,
 			return Run(cmd.Context(), opts)
 		},
 	}
+	cmdutil.Audited(cmd, "send")
+	cmdutil.CreatesStore(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&opts.QoS, "qos", "", "quality of service: EO or EOIO")
 	fl.StringVar(&opts.Sender, "sender", "", "sending system (1-60 of A-Z a-z 0-9 _ - .)")

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -100,7 +101,7 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 	}
 	st, err := bolt.Open(path, bolt.Options{})
 	if err != nil {
-		return err
+		return cmdutil.OpenError(err)
 	}
 	defer st.Close()
 	log := slog.New(h).With("store", path)
@@ -141,9 +142,19 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	retention := &auditRetention{st: st, keep: c.Engine.Retention.Audit, now: func() time.Time { return time.Now().UTC() }, log: log}
+	retentionCtx, stopRetention := context.WithCancel(ctx)
+	retentionDone := make(chan struct{})
+	go func() {
+		defer close(retentionDone)
+		retention.run(retentionCtx)
+	}()
 	err = eng.Run(ctx)
 	state.stopping()
+	stopRetention()
 	stopAPI(servers, c.Engine.ShutdownTimeout)
+	<-retentionDone
+	api.Close() // the counts of refusals not yet written
 	os.Remove(path + ".sock")
 	return err
 }
@@ -214,12 +225,7 @@ func startAPI(api *httpapi.Server, sock, listen string, tlsConf *tls.Config, log
 	// The store is ours (bbolt's lock), so a socket file left behind by a
 	// killed server is stale.
 	os.Remove(sock)
-	ul, err := net.Listen("unix", sock)
-	if err == nil {
-		if err = os.Chmod(sock, 0o600); err != nil {
-			ul.Close()
-		}
-	}
+	ul, err := listenPrivate(sock)
 	if err != nil {
 		if tl != nil {
 			tl.Close()
@@ -236,6 +242,34 @@ func startAPI(api *httpapi.Server, sock, listen string, tlsConf *tls.Config, log
 		log.Info("api listening", "address", tl.Addr().String(), "tls", tlsConf != nil)
 	}
 	return servers, nil
+}
+
+// listenPrivate listens on a unix socket at path that no one but its owner
+// can connect to at any moment: it is bound in a directory of mode 0700,
+// made 0600, and only then renamed into place. Bound at path directly, it
+// would exist with the umask's mode (world-writable under umask 000) until
+// a chmod.
+func listenPrivate(path string) (net.Listener, error) {
+	dir, err := os.MkdirTemp(filepath.Dir(path), ".queuectl-sock-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	tmp := filepath.Join(dir, "s")
+	l, err := net.Listen("unix", tmp)
+	if err != nil {
+		return nil, err
+	}
+	l.(*net.UnixListener).SetUnlinkOnClose(false) // serve removes path itself when it stops
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		l.Close()
+		return nil, err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
 }
 
 func newHTTPServer(h http.Handler) *http.Server {

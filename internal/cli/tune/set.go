@@ -54,6 +54,8 @@ as they are.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Sub, "sub", "", "subparameter: the role (inbound) or a receiver name (outbound)")
+	cmdutil.Audited(cmd, "tune.set")
+	cmdutil.CreatesStore(cmd)
 	return cmd
 }
 
@@ -78,6 +80,8 @@ receiver's outbound value goes back to EO_OUTBOUND_PARALLEL without --sub
 		},
 	}
 	cmd.Flags().StringVar(&opts.Sub, "sub", "", "subparameter: the role (inbound) or a receiver name (outbound)")
+	cmdutil.Audited(cmd, "tune.unset")
+	cmdutil.CreatesStore(cmd)
 	return cmd
 }
 
