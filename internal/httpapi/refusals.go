@@ -42,10 +42,11 @@ func newRefusalLog() *refusalLog {
 	return &refusalLog{windows: map[string]*refusalWindowState{}}
 }
 
-// note counts a refusal of request (METHOD path) from source at now and
-// returns the entries to write: the refusal itself when it opens its
+// note counts the refusal entry describes (from entry.Source, at entry.At)
+// and returns the entries to write: entry itself when it opens its
 // source's window, and the summaries of windows that have ended.
-func (l *refusalLog) note(source, request string, now time.Time, entry *domain.AuditEntry) []*domain.AuditEntry {
+func (l *refusalLog) note(entry *domain.AuditEntry) []*domain.AuditEntry {
+	now := entry.At
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []*domain.AuditEntry
@@ -53,7 +54,7 @@ func (l *refusalLog) note(source, request string, now time.Time, entry *domain.A
 		out = l.sweep(now, false)
 		l.lastSweep = now
 	}
-	key := sourceKey(source)
+	key := sourceKey(entry.Source)
 	if _, ok := l.windows[key]; !ok && len(l.windows) >= maxRefusalSources {
 		key = otherSources
 	}
@@ -69,7 +70,7 @@ func (l *refusalLog) note(source, request string, now time.Time, entry *domain.A
 		return append(out, entry)
 	}
 	w.suppressed++
-	w.last = request
+	w.last = entry.Action
 	return out
 }
 

@@ -140,26 +140,28 @@ func TestRefusalLogCountsPerSource(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 	l := newRefusalLog()
-	entry := func() *domain.AuditEntry { return &domain.AuditEntry{Actor: "anonymous", Action: "POST /v1/purge"} }
+	entry := func(source string, at time.Time) *domain.AuditEntry {
+		return &domain.AuditEntry{At: at, Actor: "anonymous", Source: source, Action: "POST /v1/purge"}
+	}
 
-	require.Len(t, l.note("192.0.2.1", "POST /v1/purge", now, entry()), 1)
-	require.Empty(t, l.note("192.0.2.1", "POST /v1/purge", now, entry()))
-	require.Len(t, l.note("192.0.2.2", "POST /v1/purge", now, entry()), 1, "another address has its own window")
-	require.Len(t, l.note("2001:db8::1", "POST /v1/purge", now, entry()), 1)
-	require.Empty(t, l.note("2001:db8::ffff:1", "POST /v1/purge", now, entry()), "the same /64")
+	require.Len(t, l.note(entry("192.0.2.1", now)), 1)
+	require.Empty(t, l.note(entry("192.0.2.1", now)))
+	require.Len(t, l.note(entry("192.0.2.2", now)), 1, "another address has its own window")
+	require.Len(t, l.note(entry("2001:db8::1", now)), 1)
+	require.Empty(t, l.note(entry("2001:db8::ffff:1", now)), "the same /64")
 	require.Equal(t, "2001:db8::/64", sourceKey("2001:db8::ffff:1"))
 
 	for i := range maxRefusalSources {
-		l.note(fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255), "POST /v1/purge", now, entry())
+		l.note(entry(fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255), now))
 	}
 	require.Equal(t, maxRefusalSources+1, len(l.windows), "the bound, and one shared count beyond it")
 	other := l.windows[otherSources].suppressed
-	out := l.note("198.51.100.7", "POST /v1/purge", now, entry())
+	out := l.note(entry("198.51.100.7", now))
 	require.Empty(t, out, "beyond the bound, new addresses share one count")
 	require.Equal(t, other+1, l.windows[otherSources].suppressed)
 
 	// After the window every count is written by the next refusal's sweep.
-	out = l.note("192.0.2.9", "POST /v1/purge", now.Add(refusalWindow), entry())
+	out = l.note(entry("192.0.2.9", now.Add(refusalWindow)))
 	var summaries int
 	for _, e := range out {
 		if strings.Contains(e.Detail, "more requests without a valid token") {

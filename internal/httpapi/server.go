@@ -211,7 +211,7 @@ func (s *Server) record(r *http.Request, c *caller, result, detail string) {
 	if c != nil {
 		e.Actor = c.name
 	} else {
-		entries = s.refusals.note(e.Source, e.Action, e.At, e)
+		entries = s.refusals.note(e)
 	}
 	s.write(context.WithoutCancel(r.Context()), entries)
 }
