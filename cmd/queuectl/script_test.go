@@ -37,6 +37,7 @@ func ScriptParams(t *testing.T) testscript.Params {
 		Dir:                 filepath.Join("..", "..", "testdata", "script"),
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
+		Condition:           scriptCondition,
 		Setup: func(env *testscript.Env) error {
 			work := env.WorkDir
 			env.Setenv("HOME", work)
@@ -58,6 +59,7 @@ func ScriptParams(t *testing.T) testscript.Params {
 			"waithttp":   cmdWaitHTTP,
 			"envsubst":   cmdEnvSubst,
 			"waitfile":   cmdWaitFile,
+			"pgstore":    cmdPGStore,
 		},
 	}
 }

@@ -233,6 +233,11 @@ func (d delivery) key() string { return key(d.receiver, d.payload) }
 
 func parseDelivery(line string) (delivery, error) {
 	f := strings.Fields(line)
+	if len(f) == 7 {
+		// An empty payload: the script read none because serve died
+		// while it started.
+		f = append(f, "")
+	}
 	if len(f) != 8 || (f[0] != "start" && f[0] != "done") {
 		return delivery{}, fmt.Errorf("receiver report %q has not the form: start|done GATE ID RECEIVER ATTEMPT PPID APPQUEUE PAYLOAD", line)
 	}

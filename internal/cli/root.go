@@ -15,12 +15,14 @@ import (
 	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/buildinfo"
 	"github.com/queuectl/queuectl/internal/cli/audit"
+	"github.com/queuectl/queuectl/internal/cli/bench"
 	"github.com/queuectl/queuectl/internal/cli/blacklist"
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
 	configcmd "github.com/queuectl/queuectl/internal/cli/config"
 	"github.com/queuectl/queuectl/internal/cli/demo"
 	"github.com/queuectl/queuectl/internal/cli/gendocs"
 	"github.com/queuectl/queuectl/internal/cli/message"
+	"github.com/queuectl/queuectl/internal/cli/migrate"
 	"github.com/queuectl/queuectl/internal/cli/purge"
 	"github.com/queuectl/queuectl/internal/cli/queue"
 	"github.com/queuectl/queuectl/internal/cli/send"
@@ -89,7 +91,8 @@ live terminal UI ('queuectl tui').
 
 Every command works on the embedded store (a bbolt file, by default
 $XDG_DATA_HOME/queuectl/queuectl.db), through the socket of a server that holds
-it, or against a remote server with --server or a context.
+it, on a PostgreSQL database shared by a cluster (--store postgres://…), or
+against a remote server with --server or a context.
 
 New here? Run 'queuectl demo', then 'queuectl queue blocked'.`,
 		Version:       buildinfo.Version,
@@ -120,10 +123,10 @@ New here? Run 'queuectl demo', then 'queuectl queue blocked'.`,
 
 	pf := root.PersistentFlags()
 	pf.String("db", "", "embedded store file (default $XDG_DATA_HOME/queuectl/queuectl.db)")
-	pf.String("store", "", "store URL: bolt:///path/to/file.db (overrides --db)")
+	pf.String("store", "", "store URL: bolt:///path/to/file.db or postgres://user@host/database (overrides --db)")
 	pf.String("config", "", "config file (default $XDG_CONFIG_HOME/queuectl/config.yaml)")
 	pf.String("server", "", "talk to a queuectl server: http(s)://host:port or unix:///path/to/queuectl.db.sock")
-	pf.String("context", "", "use a server and token from contexts: in the config file")
+	pf.String("context", "", "use a server and token, or a store, from contexts: in the config file")
 	pf.String("token", "", "bearer token for --server (prefer --token-file)")
 	pf.String("token-file", "", "file holding the bearer token for --server")
 	pf.StringP("output", "o", "table", "output format: table, wide, json, jsonl, yaml, ids")
@@ -146,8 +149,10 @@ New here? Run 'queuectl demo', then 'queuectl queue blocked'.`,
 		purge.NewCmd(f, nil),
 		configcmd.NewCmd(f),
 		serve.NewCmd(f),
+		migrate.NewCmd(f, nil),
 		token.NewCmd(f),
 		demo.NewCmd(f),
+		bench.NewCmd(f),
 		tuicmd.NewCmd(f, nil),
 		newVersionCmd(f),
 		newCompletionCmd(),

@@ -121,7 +121,8 @@ func TestRunErrors(t *testing.T) {
 		{"unknown command", []string{"bogus"}, 2, `queuectl: unknown command "bogus" for "queuectl"`},
 		{"missing argument", []string{"message", "show"}, 2, "queuectl: queuectl message show takes ID, got 0 argument(s)\nhint: see 'queuectl message show --help'\n"},
 		{"send without qos", []string{"send", "--sender", "ERP"}, 2, "queuectl: --qos is required"},
-		{"postgres store", []string{"--store", "postgres://q:s3cret@db/q", "queue", "list"}, 2, "REDACTED"},
+		{"unsupported store", []string{"--store", "mysql://q:s3cret@db/q", "queue", "list"}, 2, "REDACTED"},
+		{"postgres store down", []string{"--store", "postgres://q:s3cret@127.0.0.1:1/q", "queue", "list"}, 6, "postgres://q:REDACTED@127.0.0.1:1/q"},
 		{"no store", []string{"--db", filepath.Join(filepath.Dir(b.db), "typo.db"), "queue", "list"}, 6, "queuectl: there is no store at "},
 	}
 	for _, tt := range tests {

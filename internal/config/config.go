@@ -41,6 +41,7 @@ type Engine struct {
 	Role            string        `mapstructure:"role" yaml:"role"`
 	NodeID          string        `mapstructure:"node_id" yaml:"node_id"`
 	Workers         int           `mapstructure:"workers" yaml:"workers"`
+	EOWindow        int           `mapstructure:"eo_window" yaml:"eo_window"`
 	MaxPayload      Size          `mapstructure:"max_payload" yaml:"max_payload"`
 	Retry           Retry         `mapstructure:"retry" yaml:"retry"`
 	Blacklisting    Blacklisting  `mapstructure:"blacklisting" yaml:"blacklisting"`
@@ -124,8 +125,10 @@ type Cluster struct {
 	LeaseTTL  time.Duration `mapstructure:"lease_ttl" yaml:"lease_ttl"`
 }
 
-// Context names a remote server and the token to use with it.
+// Context names a remote server and the token to use with it, or a store
+// (a PostgreSQL database) to work on directly.
 type Context struct {
-	Server    string `mapstructure:"server" yaml:"server"`
-	TokenFile string `mapstructure:"token_file" yaml:"token_file"`
+	Server    string `mapstructure:"server" yaml:"server,omitempty"`
+	TokenFile string `mapstructure:"token_file" yaml:"token_file,omitempty"`
+	Store     string `mapstructure:"store" yaml:"store,omitempty"`
 }

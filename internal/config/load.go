@@ -41,6 +41,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("engine.role", "central")
 	v.SetDefault("engine.node_id", "")
 	v.SetDefault("engine.workers", 16)
+	v.SetDefault("engine.eo_window", 32)
 	v.SetDefault("engine.max_payload", "10MiB")
 	v.SetDefault("engine.retry.count", 3)
 	v.SetDefault("engine.retry.interval", "5m")
@@ -177,6 +178,7 @@ func (c *Config) Validate() error {
 		what string
 	}{
 		{c.Engine.Workers >= 1, fmt.Sprintf("engine.workers %d must be at least 1", c.Engine.Workers)},
+		{c.Engine.EOWindow >= 1, fmt.Sprintf("engine.eo_window %d must be at least 1 (1 makes EO queues serial)", c.Engine.EOWindow)},
 		{c.Engine.MaxPayload >= 0, fmt.Sprintf("engine.max_payload %d must not be negative", c.Engine.MaxPayload)},
 		{c.Engine.Retry.Count >= 0, fmt.Sprintf("engine.retry.count %d must not be negative", c.Engine.Retry.Count)},
 		{c.Engine.Retry.Interval >= 0, "engine.retry.interval must not be negative"},
@@ -198,6 +200,11 @@ func (c *Config) Validate() error {
 	}
 	if err := validateTokens(c.Server.Tokens); err != nil {
 		return err
+	}
+	for name, ctx := range c.Contexts {
+		if ctx.Server != "" && ctx.Store != "" {
+			return domain.Invalidf("contexts.%s: server and store exclude each other: a context talks to a server or works on a store", name)
+		}
 	}
 	if c.Context != "" {
 		if _, ok := c.Contexts[c.Context]; !ok {

@@ -101,6 +101,7 @@ func TestLoadDefaults(t *testing.T) {
 		Engine: config.Engine{
 			Role:       "central",
 			Workers:    16,
+			EOWindow:   32,
 			MaxPayload: 10 << 20,
 			Retry: config.Retry{
 				Count: 3, Interval: 5 * time.Minute, Backoff: "fixed", MaxInterval: time.Hour,

@@ -7,15 +7,23 @@ import (
 	"strings"
 )
 
-// Redacted returns a copy fit to show: the token, passwords in the store URL
-// and in receiver URLs, and receiver headers and exec environment variables
-// that carry credentials are replaced by a marker.
+// Redacted returns a copy fit to show: the token, passwords in the store
+// URLs (of the configuration and of its contexts) and in receiver URLs, and
+// receiver headers and exec environment variables that carry credentials
+// are replaced by a marker.
 func (c *Config) Redacted() *Config {
 	r := *c
 	if r.Token != "" {
 		r.Token = redactedMark
 	}
 	r.Store = RedactURL(r.Store)
+	if c.Contexts != nil {
+		r.Contexts = make(map[string]Context, len(c.Contexts))
+		for name, ctx := range c.Contexts {
+			ctx.Store = RedactURL(ctx.Store)
+			r.Contexts[name] = ctx
+		}
+	}
 	if c.Receivers != nil {
 		r.Receivers = make(map[string]Receiver, len(c.Receivers))
 		for name, rc := range c.Receivers {
@@ -47,9 +55,12 @@ const redactedMark = "REDACTED"
 // (postgres://user:pw@host) or, as libpq also takes it, in its query
 // (postgres://host/db?password=pw), for messages and config view.
 func RedactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || s == "" {
+	if s == "" {
 		return s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return redactUnparsed(s)
 	}
 	changed := false
 	if u.User != nil {
@@ -67,6 +78,31 @@ func RedactURL(s string) string {
 		return s
 	}
 	return u.String()
+}
+
+// redactUnparsed hides what may be a password in a URL that does not parse
+// (a bad port, a stray %): everything between the first colon of the user
+// info and the last @, and every password= value. It may hide more than the
+// password, never less.
+func redactUnparsed(s string) string {
+	if scheme, rest, ok := strings.Cut(s, "://"); ok {
+		if at := strings.LastIndex(rest, "@"); at >= 0 {
+			if user, _, hasPassword := strings.Cut(rest[:at], ":"); hasPassword {
+				s = scheme + "://" + user + ":" + redactedMark + rest[at:]
+			}
+		}
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "password=")
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i] + "password=" + redactedMark)
+		s = s[i+len("password="):]
+		s = s[strings.IndexAny(s+"&", "& "):]
+	}
 }
 
 // secretHeader reports whether a header's value is likely a credential.

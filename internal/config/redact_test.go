@@ -119,3 +119,17 @@ current_context: prod
 	c1.File, c2.File = "", ""
 	require.Equal(t, c1, c2, "config view's output reads back as the same configuration:\n%s", out)
 }
+
+func TestRedactURLThatDoesNotParse(t *testing.T) {
+	t.Parallel()
+
+	for in, want := range map[string]string{
+		"postgres://queuectl:s3cret@db.example:port/queuectl":  "postgres://queuectl:REDACTED@db.example:port/queuectl",
+		"postgres://queuectl:s3%cret@db.example/queuectl":      "postgres://queuectl:REDACTED@db.example/queuectl",
+		"postgres://queuectl:pa/ss@w@rd@db.example:x/queuectl": "postgres://queuectl:REDACTED@db.example:x/queuectl",
+		"postgres://db.example:x/q?password=s3cret&sslmode=x":  "postgres://db.example:x/q?password=REDACTED&sslmode=x",
+		"postgres://queuectl@db.example:x/q":                   "postgres://queuectl@db.example:x/q",
+	} {
+		require.Equal(t, want, config.RedactURL(in), in)
+	}
+}

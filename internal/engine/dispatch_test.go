@@ -85,13 +85,13 @@ func TestStoppedQueuesAreNotDelivered(t *testing.T) {
 		}
 		return w.SetStopped(inbound, false)
 	})
-	b.eng.Notify(inbound)
+	b.eng.Notify()
 	b.waitSettled(t, "both routed", func() bool { return b.count(engine.EventRouted) == 2 })
 	require.Equal(t, []domain.Status{domain.StatusTBDL, domain.StatusTBDL}, b.statusOf(t, in...))
 	require.Empty(t, ep.all())
 
 	b.update(t, func(w store.Writer) error { return w.SetStopped(outbound, false) })
-	b.eng.Notify(outbound)
+	b.eng.Notify()
 	b.waitDelivered(t, 3)
-	require.Equal(t, []string{"0", "1", "2"}, ep.accepted())
+	require.ElementsMatch(t, []string{"0", "1", "2"}, ep.accepted(), "EO: in any order, up to the window at once")
 }

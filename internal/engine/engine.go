@@ -1,12 +1,18 @@
-// Package engine moves messages through their stages (§3, §4): it delivers
-// the head of each queue, one message per queue at a time and many queues
-// at once, routes inbound messages to their receivers, retries transient
-// errors, blocks EOIO queues behind failed heads, recovers from crashes with
-// blacklisting, and purges old final messages.
+// Package engine moves messages through their stages (§3, §4): it claims
+// ready messages from the store in batches, routes inbound messages to their
+// receivers, delivers outbound messages concurrently, records the outcomes
+// in batches, retries transient errors, blocks queues behind failed heads,
+// recovers from crashes with blacklisting, and purges old final messages.
+//
+// The engine talks to the store through store.EngineStore: one transaction
+// claims many ready messages (each DLNG, durably, before its receiver is
+// called), one transaction records many outcomes and claims what became
+// ready, so commits per message fall toward zero under load.
 package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -14,29 +20,36 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/queuectl/queuectl/internal/config"
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/placement"
 	"github.com/queuectl/queuectl/internal/receiver"
 	"github.com/queuectl/queuectl/internal/store"
 )
 
+// Store is what the engine needs of a store: the engine seam for delivery,
+// and the admin seam for retention.
+type Store interface {
+	store.Store
+	store.EngineStore
+}
+
 // Options configure an engine.
 type Options struct {
-	Store  store.Store
-	Config *config.Config
-	// NodeID names this process in history entries; default hostname-pid.
-	NodeID string
-	Logger *slog.Logger
-	// Now is the clock; tests may replace it.
-	Now func() time.Time
+	Store  Store
+	Config Config
+	// Receivers are the configured receivers by name (receiver.Build).
+	Receivers map[string]receiver.Receiver
+	Logger    *slog.Logger
 	// Rand draws EO queue slots; default math/rand.
 	Rand func(n int) int
-	// OnEvent, if set, is called after each change the engine makes, from
-	// the goroutine that made it. Tests wait on it instead of sleeping.
-	OnEvent func(Event)
-	// Receivers replaces the receivers built from Config (tests).
-	Receivers map[string]receiver.Receiver
+	// Clock measures how long deliveries take; default time.Now. Tests
+	// move it by hand.
+	Clock func() time.Time
+	// Observe, if set, hears every change the engine made, once it is
+	// durable: serve feeds its metrics and its readiness from it, the demo
+	// and the tests wait on it. It is called from the engine's goroutines,
+	// one event at a time per goroutine, and must not block.
+	Observe func(Event)
 }
 
 // EventKind says what an Event reports.
@@ -50,7 +63,7 @@ const (
 	EventFailed      EventKind = "failed"      // NDLV
 	EventBlacklisted EventKind = "blacklisted" // NDLV by crash blacklisting
 	EventRequeued    EventKind = "requeued"    // TBDL by crash recovery: a blacklist candidate
-	EventRecovered   EventKind = "recovered"   // crash recovery finished
+	EventRecovered   EventKind = "recovered"   // crash recovery at start finished: the engine delivers
 	EventHandedBack  EventKind = "handed_back" // returned to TBDL at shutdown
 	EventIdle        EventKind = "idle"        // nothing in flight and nothing ready
 )
@@ -60,44 +73,44 @@ type Event struct {
 	Kind    EventKind
 	Message *domain.Message
 	// Duration is, for the outcome of a delivery (delivered, waiting,
-	// failed), how long the message was DLNG, on the engine's clock.
+	// failed), how long the receiver took.
 	Duration time.Duration
 }
 
 // Engine delivers messages. Create it with New and run it with Run.
 type Engine struct {
-	st        store.Store
-	cfg       *config.Config
+	st        Store
+	cfg       Config
 	node      string
 	log       *slog.Logger
-	now       func() time.Time
-	placer    placement.Placer
+	router    placement.Router
 	receivers map[string]receiver.Receiver
-	onEvent   func(Event)
+	observe   func(Event)
+	clock     func() time.Time
+	// poke wakes the claim loop (Notify).
+	poke chan struct{}
 
-	signal   chan struct{}
-	mu       sync.Mutex
-	pending  map[string]bool
-	scanAll  bool
-	stopping atomic.Bool
+	// inFlight is how many messages the node has DLNG, for heartbeats.
+	inFlight atomic.Int64
+	// recovered says crash recovery returned blacklist candidates: the
+	// claim loop delivers them first, each alone.
+	recovered atomic.Bool
 }
 
-// New builds an engine from its options; it checks the receivers' settings.
+// New builds an engine from its options.
 func New(opts Options) (*Engine, error) {
-	if opts.Store == nil || opts.Config == nil {
-		return nil, fmt.Errorf("engine: a store and a configuration are required")
+	if opts.Store == nil {
+		return nil, errors.New("engine: a store is required")
 	}
-	role, err := domain.ParseRole(opts.Config.Engine.Role)
-	if err != nil {
+	if err := opts.Config.check(); err != nil {
 		return nil, err
 	}
 	e := &Engine{
-		st: opts.Store, cfg: opts.Config, node: opts.NodeID, log: opts.Logger, now: opts.Now,
-		receivers: opts.Receivers, onEvent: opts.OnEvent,
-		signal: make(chan struct{}, 1), pending: map[string]bool{}, scanAll: true,
+		st: opts.Store, cfg: opts.Config, node: opts.Config.NodeID, log: opts.Logger,
+		receivers: opts.Receivers, observe: opts.Observe, clock: opts.Clock, poke: make(chan struct{}, 1),
 	}
-	if e.node == "" {
-		e.node = opts.Config.Engine.NodeID
+	if e.clock == nil {
+		e.clock = time.Now
 	}
 	if e.node == "" {
 		host, _ := os.Hostname()
@@ -106,83 +119,70 @@ func New(opts Options) (*Engine, error) {
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
-	if e.now == nil {
-		e.now = func() time.Time { return time.Now().UTC() }
+	if e.receivers == nil {
+		e.receivers = map[string]receiver.Receiver{}
 	}
 	rnd := opts.Rand
 	if rnd == nil {
 		rnd = randIntN
 	}
-	e.placer = placement.Placer{Role: role, Rand: rnd}
-	if e.receivers == nil {
-		e.receivers = make(map[string]receiver.Receiver, len(opts.Config.Receivers))
-		for name, rc := range opts.Config.Receivers {
-			r, err := receiver.New(name, rc)
-			if err != nil {
-				return nil, err
-			}
-			e.receivers[name] = r
-		}
-	}
+	e.router = placement.Router{Placer: placement.Placer{Role: e.cfg.Role, Rand: rnd}, Rules: e.cfg.Routes}
 	return e, nil
 }
 
-// NodeID returns the name this engine writes into history entries.
+// NodeID returns the name this engine runs under.
 func (e *Engine) NodeID() string { return e.node }
 
-// Notify wakes the engine to look at the named queues (all queues when none
-// is named), e.g. after messages were sent to them.
-func (e *Engine) Notify(queues ...string) {
-	e.mu.Lock()
-	if len(queues) == 0 {
-		e.scanAll = true
-	}
-	for _, q := range queues {
-		e.pending[q] = true
-	}
-	e.mu.Unlock()
+// Notify wakes the engine to claim again, e.g. after a clock moved.
+func (e *Engine) Notify() {
 	select {
-	case e.signal <- struct{}{}:
+	case e.poke <- struct{}{}:
 	default:
 	}
 }
 
-// takePending returns the queues to look at, and whether to look at all.
-func (e *Engine) takePending() (map[string]bool, bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	p, all := e.pending, e.scanAll
-	e.pending, e.scanAll = map[string]bool{}, false
-	return p, all
-}
-
-func (e *Engine) emit(kind EventKind, m *domain.Message) {
-	e.emitEvent(Event{Kind: kind, Message: m})
-}
-
-func (e *Engine) emitEvent(ev Event) {
-	if e.onEvent != nil {
-		e.onEvent(ev)
+func (e *Engine) emit(ev Event) {
+	if e.observe != nil {
+		e.observe(ev)
 	}
 }
 
-// Run recovers what a crashed process left DLNG, then delivers until ctx
-// ends, then shuts down cleanly: deliveries in flight get
-// engine.shutdown_timeout to finish; those still running are cancelled and
-// handed back to TBDL without counting as a crash.
+// Run joins the store as a new incarnation of the node, recovers what dead
+// incarnations left DLNG, then delivers until ctx ends, then shuts down
+// cleanly: deliveries in flight get engine.shutdown_timeout to finish; those
+// still running are cancelled and handed back to TBDL without counting as a
+// crash, as are claimed messages not yet started.
 func (e *Engine) Run(ctx context.Context) error {
-	if err := e.recoverCrashed(context.WithoutCancel(ctx)); err != nil {
+	bg := context.WithoutCancel(ctx)
+	joined, err := e.st.Join(bg, store.JoinParams{ID: e.node, Address: e.cfg.Address})
+	if err != nil {
+		return fmt.Errorf("join the store: %w", err)
+	}
+	node := joined.Node
+	if err := e.recoverDead(bg, node, joined.Dead); err != nil {
 		return fmt.Errorf("crash recovery: %w", err)
 	}
-	e.log.Info("engine started", "node", e.node, "workers", e.cfg.Engine.Workers,
-		"receivers", len(e.receivers), "role", e.cfg.Engine.Role)
-	retentionDone := make(chan struct{})
-	go func() {
-		defer close(retentionDone)
-		e.retentionLoop(ctx)
-	}()
-	err := e.dispatch(ctx)
-	<-retentionDone
+	e.emit(Event{Kind: EventRecovered})
+	e.log.Info("engine started", "node", e.node, "workers", e.cfg.Workers, "eo_window", e.cfg.EOWindow,
+		"receivers", len(e.receivers), "role", string(e.cfg.Role))
+
+	services, cancelServices := context.WithCancel(ctx)
+	defer cancelServices()
+	failed := make(chan error, 1)
+	var wg sync.WaitGroup
+	wg.Go(func() { e.retentionLoop(services) })
+	wg.Go(func() {
+		if err := e.heartbeatLoop(services, node); err != nil {
+			failed <- err
+		}
+	})
+	l := newLoop(e, node)
+	err = l.run(ctx, failed)
+	cancelServices()
+	wg.Wait()
+	if err == nil {
+		err = e.st.Leave(bg, node)
+	}
 	e.log.Info("engine stopped", "node", e.node)
 	return err
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/queuectl/queuectl/internal/config"
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/engine"
+	"github.com/queuectl/queuectl/internal/receiver"
 	"github.com/queuectl/queuectl/internal/store"
 	"github.com/queuectl/queuectl/internal/store/bolt"
 )
@@ -54,16 +55,25 @@ type testBundle struct {
 // tests add receivers and routes, then call start.
 func setup(t *testing.T) *testBundle {
 	t.Helper()
-	st, err := bolt.Open(filepath.Join(t.TempDir(), "q.db"), bolt.Options{NoSync: true})
+	b := &testBundle{}
+	// The store's clock is the engine's: a test that sets now moves both.
+	clock := func() time.Time {
+		if b.now != nil {
+			return b.now()
+		}
+		return time.Now()
+	}
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "q.db"), bolt.Options{NoSync: true, Clock: clock})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, st.Close()) })
-	return &testBundle{
+	*b = testBundle{
 		ctx: context.Background(),
 		st:  st,
 		cfg: &config.Config{
 			Engine: config.Engine{
 				Role:            "central",
 				Workers:         4,
+				EOWindow:        32,
 				Retry:           config.Retry{Count: 3, Interval: 10 * time.Millisecond, Backoff: "fixed"},
 				Blacklisting:    config.Blacklisting{Enabled: true, Crashes: 2},
 				ShutdownTimeout: 5 * time.Second,
@@ -74,6 +84,7 @@ func setup(t *testing.T) *testBundle {
 		admin:   local.New(st, local.Options{Actor: "test"}),
 		changed: make(chan struct{}, 1),
 	}
+	return b
 }
 
 func (b *testBundle) poke() {
@@ -97,9 +108,14 @@ func (b *testBundle) record(e engine.Event) {
 // is called.
 func (b *testBundle) start(t *testing.T) {
 	t.Helper()
+	cfg, err := engine.ConfigOf(b.cfg)
+	require.NoError(t, err)
+	cfg.NodeID = "test-node"
+	receivers, err := receiver.Build(b.cfg.Receivers)
+	require.NoError(t, err)
 	eng, err := engine.New(engine.Options{
-		Store: b.st, Config: b.cfg, NodeID: "test-node", Now: b.now, Rand: b.rand,
-		OnEvent: b.record, Logger: slog.New(&logRecorder{b: b}),
+		Store: b.st, Config: cfg, Receivers: receivers, Rand: b.rand, Clock: clockOf(b.now),
+		Observe: b.record, Logger: slog.New(&logRecorder{b: b}),
 	})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -380,4 +396,12 @@ func (c *clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.t = c.t.Add(d)
+}
+
+// clockOf is now, or the real clock.
+func clockOf(now func() time.Time) func() time.Time {
+	if now == nil {
+		return time.Now
+	}
+	return now
 }

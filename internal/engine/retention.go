@@ -12,7 +12,7 @@ import (
 // until ctx ends, checking every tenth of the shorter retention (at most
 // every minute).
 func (e *Engine) retentionLoop(ctx context.Context) {
-	ret := e.cfg.Engine.Retention
+	ret := e.cfg.Retention
 	every := min(ret.Delivered, ret.Failed) / 10
 	if every <= 0 || every > time.Minute {
 		every = time.Minute
@@ -24,7 +24,10 @@ func (e *Engine) retentionLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			now := e.now()
+			now, err := e.st.Now(ctx)
+			if err != nil {
+				continue
+			}
 			for _, p := range []struct {
 				status domain.Status
 				keep   time.Duration

@@ -118,7 +118,8 @@ func TestRoutingCreatesOneOutboundMessagePerReceiver(t *testing.T) {
 			require.Equal(t, tt.in.Size, m.Size)
 			require.Equal(t, domain.StatusDLVD, m.Status)
 			h := b.message(t, m.ID).History
-			require.Equal(t, "created by receiver determination from "+tt.in.ID, h[0].Reason)
+			require.Equal(t, "receiver determination", h[0].Reason)
+			require.Equal(t, tt.in.ID, m.ParentID)
 			require.Equal(t, done.At, h[0].At, "created in the transaction that made the parent DLVD")
 			require.Equal(t, domain.StatusTBDL, h[0].To)
 		}

@@ -131,7 +131,7 @@ func (b *testBundle) observe(ev engine.Event) {
 // start runs the engine until the test ends or stopEngine is called.
 func (b *testBundle) start(t *testing.T) *engine.Engine {
 	t.Helper()
-	eng, err := engine.New(engine.Options{Store: b.st, Config: b.cfg, NodeID: b.node, Now: b.now.Now, OnEvent: b.observe})
+	eng, err := engine.Configured(b.st, b.cfg, engine.Options{Config: engine.Config{NodeID: b.node}, Clock: b.now.Now, Observe: b.observe})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	b.stop, b.done = cancel, make(chan error, 1)

@@ -1,10 +1,15 @@
-// Package placement names the physical queue a new message goes to (§3),
-// using the tuning values of §7 in force at that moment. The admin service
-// (inbound messages) and the engine (outbound messages) both use it, so the
-// rules live in one place.
+// Package placement decides where messages go: the physical queue a new
+// message joins (§3), using the tuning values of §7 in force at that moment,
+// and receiver determination, the routing of an inbound message to its
+// outbound messages (§3, §8). The admin service (inbound messages) and the
+// stores' claims (outbound messages) both use it, so the rules live in one
+// place.
 package placement
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/queuectl/queuectl/internal/domain"
 )
 
@@ -63,4 +68,69 @@ func parallel(params Params, name string, subs ...string) (int, error) {
 		}
 	}
 	return 1, nil
+}
+
+// Rule is a routing rule of §8: messages of Sender, and of Interface unless
+// it is empty, go to Receivers.
+type Rule struct {
+	Sender    string
+	Interface string
+	Receivers []string
+}
+
+// Target is one outbound message that receiver determination creates.
+type Target struct {
+	Receiver string
+	Queue    string
+}
+
+// Router does receiver determination (§3): the receivers named at send
+// time, else those of the routing rules, each placed in its outbound queue.
+// The stores run it inside the transaction that routes, so that the
+// outbound messages and the inbound message's DLVD commit together.
+type Router struct {
+	Placer
+	Rules []Rule
+}
+
+// Route returns the outbound messages to create for inbound message m, with
+// the history reason that says how they were found. A message with no
+// receiver is an error: it cannot be delivered (NDLV, permanent).
+func (r Router) Route(params Params, m *domain.Message) ([]Target, string, error) {
+	receivers, how := m.Receivers, "named at send time"
+	if len(receivers) == 0 {
+		receivers, how = r.receiversFor(m), "by routing rules"
+	}
+	if len(receivers) == 0 {
+		return nil, "", fmt.Errorf("no receiver: no route matches sender %s interface %q, and none was named at send time",
+			m.Sender, m.Interface)
+	}
+	out := make([]Target, 0, len(receivers))
+	for _, rc := range receivers {
+		q, err := r.Outbound(params, m.QoS, rc, m.AppQueue)
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, Target{Receiver: rc, Queue: q})
+	}
+	return out, fmt.Sprintf("receiver determination (%s): %s", how, strings.Join(receivers, ", ")), nil
+}
+
+// receiversFor applies the rules: every rule whose sender matches and whose
+// interface is empty or matches adds its receivers, once each.
+func (r Router) receiversFor(m *domain.Message) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, rule := range r.Rules {
+		if rule.Sender != m.Sender || (rule.Interface != "" && rule.Interface != m.Interface) {
+			continue
+		}
+		for _, rc := range rule.Receivers {
+			if !seen[rc] {
+				seen[rc] = true
+				out = append(out, rc)
+			}
+		}
+	}
+	return out
 }

@@ -81,6 +81,19 @@ func New(name string, c config.Receiver) (Receiver, error) {
 	return nil, domain.Invalidf("receivers.%s: type %q must be http, exec, file or discard", name, c.Type)
 }
 
+// Build builds every configured receiver, by name.
+func Build(cfgs map[string]config.Receiver) (map[string]Receiver, error) {
+	out := make(map[string]Receiver, len(cfgs))
+	for name, c := range cfgs {
+		r, err := New(name, c)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = r
+	}
+	return out, nil
+}
+
 // Discard accepts every message and keeps nothing (benchmarks).
 type Discard struct{}
 

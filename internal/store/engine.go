@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/placement"
 )
 
 // EngineStore is the store seam of the delivery engine (§3, §4, §11, §14).
@@ -35,15 +36,20 @@ type EngineStore interface {
 	// stop. The embedded store has no other nodes: its heartbeat changes
 	// nothing.
 	Heartbeat(ctx context.Context, p HeartbeatParams) (*HeartbeatResult, error)
-	// Claim marks ready messages DLNG for the node — durably, before any
-	// receiver is called — and returns them, each with the lease epoch it
-	// was claimed under and, for outbound messages, the payload. It claims
-	// only in queues whose lease the node holds and that are not stopped,
-	// at most one message of an EOIO queue (the head, when nothing of the
-	// queue is DLNG), up to p.Window messages of an EO queue in flight at
-	// once and none while the EO queue WAITs or is blocked (but for its due
-	// WAIT messages), and follows p.Candidates for blacklist candidates.
-	// Queues are served in turn, so that a busy queue cannot starve others.
+	// Claim does the inbound stage and starts the outbound one, in one
+	// transaction. First it routes ready inbound messages with p.Router
+	// (§3: receiver determination calls no receiver, so an inbound message
+	// goes from TBDL through DLNG to DLVD, its outbound messages created,
+	// in the transaction) — so that the outbound messages it creates can be
+	// claimed at once. Then it marks ready outbound messages DLNG for the
+	// node — durably, before any receiver is called — and returns them, each
+	// with the lease epoch it was claimed under and its payload. It works
+	// only in queues whose lease the node holds and that are not stopped:
+	// at most one message of an EOIO queue in flight (the head, when
+	// nothing of the queue is DLNG), up to p.Window messages of an EO queue
+	// and none while the EO queue WAITs or is blocked (but for its due WAIT
+	// messages), and follows p.Candidates for blacklist candidates. Queues
+	// are served in turn, so that a busy queue cannot starve others.
 	Claim(ctx context.Context, p ClaimParams) (*ClaimResult, error)
 	// Record applies outcomes, each a compare-and-set on DLNG, the claiming
 	// incarnation and the lease epoch, restores the HOLD rule in the queues
@@ -134,24 +140,25 @@ const (
 // ClaimParams describe one claim.
 type ClaimParams struct {
 	Node Node
-	// Limit is the most messages to claim.
+	// Limit is the most outbound messages to claim: each is delivered by
+	// a worker of the node.
 	Limit int
+	// Router routes inbound messages, up to RouteLimit of them; with no
+	// Router the claim routes nothing.
+	Router     *placement.Router
+	RouteLimit int
 	// Window is the most messages of one EO queue DLNG at once (engine.eo_window).
 	Window     int
 	Candidates CandidateMode
-	// Params asks for the tuning values in force, as of the claim, when the
-	// claim returns inbound messages (their routing needs them).
-	Params bool
 }
 
-// Claimed is one message a claim made DLNG.
+// Claimed is one outbound message a claim made DLNG.
 type Claimed struct {
 	// Message is the message as stored after the claim.
 	Message *domain.Message
 	// Epoch is the lease epoch of its queue at the claim; its outcome
 	// carries it back.
-	Epoch uint64
-	// Payload is the payload of an outbound message; nil for inbound ones.
+	Epoch   uint64
 	Payload []byte
 }
 
@@ -164,11 +171,13 @@ type ClaimResult struct {
 	// NextDue is the earliest next_attempt_at of a WAIT message in the
 	// node's queues that is not due yet; zero when there is none.
 	NextDue time.Time
-	// More reports that the claim stopped at its limit with more ready.
+	// More reports that the claim stopped at a limit with more perhaps ready.
 	More bool
-	// Params are the tuning values set, when asked for and inbound
-	// messages were claimed.
-	Params []domain.Param
+	// Routed holds the inbound messages the claim routed, as stored after:
+	// DLVD, or NDLV when no receiver was found.
+	Routed []*domain.Message
+	// Created holds the outbound messages routing created.
+	Created []*domain.Message
 }
 
 // OutcomeKind says what became of a claimed message.
@@ -182,9 +191,6 @@ const (
 	OutcomeRetry
 	// OutcomeFailed: DLNG→NDLV, a permanent error or no attempts left.
 	OutcomeFailed
-	// OutcomeRouted: an inbound message DLNG→DLVD, and one outbound message
-	// per route created in the same transaction, sharing its payload.
-	OutcomeRouted
 	// OutcomeHandBack: DLNG→TBDL at a clean stop; the attempt does not count.
 	OutcomeHandBack
 )
@@ -197,20 +203,11 @@ type Outcome struct {
 	// Error and Class describe a Retry or a Failed outcome.
 	Error string
 	Class domain.ErrorClass
-	// NextAttemptAt is when a Retry is due.
-	NextAttemptAt time.Time
-	// Routes name the outbound messages of a Routed outcome.
-	Routes []Route
+	// RetryIn is how long after the outcome, on the store's clock, a Retry
+	// is due.
+	RetryIn time.Duration
 	// Reason is the history entry's reason.
 	Reason string
-}
-
-// Route is one outbound message to create for a routed inbound message.
-type Route struct {
-	Receiver string
-	// Queue is the outbound queue, named by placement with the tuning
-	// values of the claim.
-	Queue string
 }
 
 // RecordParams describe one batch of outcomes.
@@ -226,8 +223,6 @@ type RecordResult struct {
 	// Applied holds, per outcome in order, the message as stored after it;
 	// nil where the outcome was refused.
 	Applied []*domain.Message
-	// Created holds the outbound messages Routed outcomes created.
-	Created []*domain.Message
 	// Conflicts holds, per refused outcome, why (an error wrapping
 	// domain.ErrConflict or ErrFenced).
 	Conflicts map[string]error

@@ -20,8 +20,8 @@ func RestoreHold(w Writer, queue string, h domain.HistoryEntry) error {
 		return err
 	}
 	held, waiting := rec.Counts[domain.StatusHOLD], rec.Counts[domain.StatusTBDL]
-	if held == 0 && waiting == 0 {
-		return nil
+	if held == 0 && (waiting == 0 || !mayHold(rec)) {
+		return nil // nothing held, and no head that could hold anything
 	}
 	head, err := w.Head(queue)
 	if err != nil {
@@ -81,6 +81,9 @@ func ArrivalStatus(r Reader, queue string, qos domain.QoS) (domain.Status, error
 	if rec.Counts[domain.StatusHOLD] > 0 {
 		return domain.StatusHOLD, nil
 	}
+	if !mayHold(rec) {
+		return domain.StatusTBDL, nil
+	}
 	head, err := r.Head(queue)
 	if err != nil {
 		return "", err
@@ -89,4 +92,12 @@ func ArrivalStatus(r Reader, queue string, qos domain.QoS) (domain.Status, error
 		return domain.StatusHOLD, nil
 	}
 	return domain.StatusTBDL, nil
+}
+
+// mayHold reports whether the queue's counts leave room for a head that
+// holds its successors: only a WAIT or NDLV message can. It spares the
+// common case — a delivery, an arrival in a flowing queue — the read of
+// the head.
+func mayHold(rec *QueueRecord) bool {
+	return rec.Counts[domain.StatusWAIT] > 0 || rec.Counts[domain.StatusNDLV] > 0
 }

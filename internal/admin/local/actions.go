@@ -111,9 +111,6 @@ func (s *Service) Act(ctx context.Context, p admin.ActParams) (*admin.BulkResult
 			return res, err
 		}
 		res.Add(br)
-		if !p.DryRun && s.opts.Notify != nil && len(touched) > 0 {
-			s.opts.Notify(touched...)
-		}
 	}
 	return res, nil
 }

@@ -138,10 +138,10 @@ func TestActStopStart(t *testing.T) {
 	t.Parallel()
 
 	f := setup(t)
-	var notified [][]string
-	svc := newServiceOn(f, func(queues ...string) { notified = append(notified, queues) })
+	svc := newServiceOn(f)
 	queue := f.sendOne(t, eoio("ORDERS", "1")).Queue
 	missing := "XBQINOSUCHQUEUE"
+	f.woken()
 
 	res, err := svc.Act(f.ctx, admin.ActParams{Action: admin.ActStop, Targets: []string{queue, missing, queue}})
 	require.NoError(t, err)
@@ -151,16 +151,18 @@ func TestActStopStart(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, q.Stopped)
 	require.Equal(t, domain.QueueStopped, q.State)
-	require.Equal(t, [][]string{{queue}}, notified, "a running engine is told")
+	require.True(t, f.woken(), "a running engine is told")
 
 	res, err = svc.Act(f.ctx, admin.ActParams{Action: admin.ActStop, Targets: []string{queue}})
 	require.NoError(t, err)
 	require.Zero(t, res.Changed)
 	require.Equal(t, []admin.Skipped{{ID: queue, Reason: "the queue is already STOPPED"}}, res.Skipped)
 
+	f.woken()
 	res, err = svc.Act(f.ctx, admin.ActParams{Action: admin.ActStart, Targets: []string{queue}})
 	require.NoError(t, err)
 	require.Equal(t, 1, res.Changed)
+	require.True(t, f.woken(), "a started queue wakes the engine")
 	q, err = f.svc.Queue(f.ctx, queue)
 	require.NoError(t, err)
 	require.False(t, q.Stopped)
@@ -169,7 +171,6 @@ func TestActStopStart(t *testing.T) {
 	res, err = svc.Act(f.ctx, admin.ActParams{Action: admin.ActStart, Targets: []string{queue}})
 	require.NoError(t, err)
 	require.Equal(t, []admin.Skipped{{ID: queue, Reason: "the queue is already running"}}, res.Skipped)
-	require.Len(t, notified, 2, "only changes wake the engine")
 
 	results := []string{}
 	for _, e := range f.auditLog(t) {
@@ -182,13 +183,13 @@ func TestActDryRunDoesNotNotify(t *testing.T) {
 	t.Parallel()
 
 	f := setup(t)
-	notified := 0
-	svc := newServiceOn(f, func(...string) { notified++ })
+	svc := newServiceOn(f)
 	queue := f.sendOne(t, eoio("ORDERS", "1")).Queue
+	f.woken()
 	res, err := svc.Act(f.ctx, admin.ActParams{Action: admin.ActStop, Targets: []string{queue}, DryRun: true})
 	require.NoError(t, err)
 	require.Equal(t, 1, res.Changed)
-	require.Zero(t, notified)
+	require.False(t, f.woken(), "a dry run changes nothing, so wakes nothing")
 	q, err := f.svc.Queue(f.ctx, queue)
 	require.NoError(t, err)
 	require.False(t, q.Stopped)

@@ -226,8 +226,18 @@ func countsKept(t *testing.T, st store.Store) map[string]map[domain.Status]int64
 }
 
 // newServiceOn returns a second service over the bundle's store, with the
-// bundle's clock and actor, that tells notify which queues an action changed.
-// The bundle's own service closes the store.
-func newServiceOn(b *testBundle, notify func(queues ...string)) *local.Service {
-	return local.New(b.st, local.Options{Actor: "local:test", Notify: notify, Now: func() time.Time { return b.now }})
+// bundle's clock and actor. The bundle's own service closes the store.
+func newServiceOn(b *testBundle) *local.Service {
+	return local.New(b.st, local.Options{Actor: "local:test", Now: func() time.Time { return b.now }})
+}
+
+// woken reports whether the store woke an engine since the last call:
+// changes that can make messages ready do.
+func (b *testBundle) woken() bool {
+	select {
+	case <-b.st.(store.EngineStore).Wakeups():
+		return true
+	default:
+		return false
+	}
 }

@@ -23,9 +23,6 @@ type Options struct {
 	Actor string
 	// Source is the audit log's source address of changes made here.
 	Source string
-	// Notify, if set, is told which queues an action changed, so that an
-	// engine in the same process looks at them at once.
-	Notify func(queues ...string)
 	// Now and Rand may be replaced in tests; they default to the clock and a random source.
 	Now  func() time.Time
 	Rand func(n int) int

@@ -60,11 +60,7 @@ func setupRace(t *testing.T) *raceBundle {
 		ctx: context.Background(), st: st, changed: make(chan struct{}, 1),
 		seen: map[string][]domain.Status{}, events: map[engine.EventKind]int{},
 	}
-	b.svc = local.New(st, local.Options{Actor: "ops", Notify: func(queues ...string) {
-		if e := b.eng.Load(); e != nil {
-			e.Notify(queues...)
-		}
-	}})
+	b.svc = local.New(st, local.Options{Actor: "ops"})
 	t.Cleanup(func() { require.NoError(t, b.svc.Close()) })
 
 	srv := httptest.NewServer(http.HandlerFunc(b.answer))
@@ -121,7 +117,7 @@ func (b *raceBundle) record(e engine.Event) {
 // stops it cleanly and waits for it.
 func (b *raceBundle) start(t *testing.T, node string) (stop func()) {
 	t.Helper()
-	eng, err := engine.New(engine.Options{Store: b.st, Config: b.cfg, NodeID: node, OnEvent: b.record,
+	eng, err := engine.Configured(b.st, b.cfg, engine.Options{Config: engine.Config{NodeID: node}, Observe: b.record,
 		Logger: slog.New(&troubleLog{b: b})})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -3,7 +3,6 @@ package local
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/domain"
@@ -53,15 +52,6 @@ func (s *Service) Send(ctx context.Context, reqs []domain.SendRequest) ([]*domai
 			return nil, err
 		}
 		out = append(out, msgs...)
-		if s.opts.Notify != nil {
-			queues := make([]string, 0, len(msgs))
-			for _, m := range msgs {
-				if m.Status != domain.StatusPEND && !slices.Contains(queues, m.Queue) {
-					queues = append(queues, m.Queue)
-				}
-			}
-			s.opts.Notify(queues...)
-		}
 	}
 	return out, nil
 }

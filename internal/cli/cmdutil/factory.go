@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"os/user"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -21,6 +19,7 @@ import (
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/output"
 	"github.com/queuectl/queuectl/internal/store/bolt"
+	"github.com/queuectl/queuectl/internal/store/postgres"
 )
 
 // Factory gives commands lazy access to what they need. It is the one place
@@ -79,8 +78,10 @@ func (f *Factory) Context(parent context.Context) (context.Context, context.Canc
 	return context.WithTimeout(parent, c.Timeout)
 }
 
-// Admin opens the admin service once: the embedded store named by --store or
-// --db.
+// Admin opens the admin service once: a remote server (--server or a
+// context), else the store named by --store or --db — a PostgreSQL database,
+// or a bbolt file (through the socket of the server that holds it, if one
+// runs).
 func (f *Factory) Admin() (admin.Service, error) {
 	f.adminOnce.Do(func() { f.admin, f.adminErr = f.openAdmin() })
 	return f.admin, f.adminErr
@@ -105,64 +106,39 @@ func (f *Factory) openAdmin() (admin.Service, error) {
 		}
 		return remote.New(remote.Options{Server: server, Token: token})
 	}
-	path, err := StorePath(c)
+	loc, err := ResolveStore(c)
 	if err != nil {
 		return nil, err
-	}
-	// A running server holds the store; its socket serves the same commands.
-	if svc := socketService(path + ".sock"); svc != nil {
-		return svc, nil
-	}
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && !f.CreateStore {
-		return nil, domain.WithHint(domain.ErrUnavailable, fmt.Sprintf("there is no store at %s", path),
-			"check --db (or QUEUECTL_DB); 'queuectl send' creates a store with its first message, 'queuectl demo' one to explore")
-	}
-	st, err := bolt.Open(path, bolt.Options{})
-	if err != nil {
-		return nil, OpenError(err)
 	}
 	role, err := domain.ParseRole(c.Engine.Role)
 	if err != nil {
-		st.Close()
 		return nil, err
 	}
-	return local.New(st, local.Options{
-		Role:       role,
-		MaxPayload: int64(c.Engine.MaxPayload),
-		Actor:      localActor(),
-	}), nil
-}
-
-// StorePath returns the bbolt file to open: from --store bolt:///path when
-// given, else --db.
-func StorePath(c *config.Config) (string, error) {
-	if c.Store == "" {
-		if c.DB == "" {
-			return "", domain.Invalidf("the store path (--db, QUEUECTL_DB or db: in the config file) is empty; name a file, or leave it unset for %s", config.DefaultDBPath())
+	opts := local.Options{Role: role, MaxPayload: int64(c.Engine.MaxPayload), Actor: localActor()}
+	if loc.Postgres != "" {
+		// Any number of commands and servers share the database: no
+		// socket, no lock, straight to it.
+		ctx, cancel := f.Context(context.Background())
+		defer cancel()
+		st, err := postgres.Open(ctx, loc.Postgres, postgres.Options{})
+		if err != nil {
+			return nil, err
 		}
-		return c.DB, nil
+		return local.New(st, opts), nil
 	}
-	u, err := url.Parse(c.Store)
+	// A running server holds the store; its socket serves the same commands.
+	if svc := socketService(loc.Path + ".sock"); svc != nil {
+		return svc, nil
+	}
+	if _, err := os.Stat(loc.Path); errors.Is(err, fs.ErrNotExist) && !f.CreateStore {
+		return nil, domain.WithHint(domain.ErrUnavailable, fmt.Sprintf("there is no store at %s", loc.Path),
+			"check --db (or QUEUECTL_DB); 'queuectl send' creates a store with its first message, 'queuectl demo' one to explore")
+	}
+	st, err := bolt.Open(loc.Path, bolt.Options{})
 	if err != nil {
-		// url.Parse's error repeats the URL, password and all: keep only the reason.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return "", domain.Invalidf("store URL is malformed: %v; write bolt:///path/to/queuectl.db", err)
+		return nil, OpenError(err)
 	}
-	switch u.Scheme {
-	case "bolt":
-		p := u.Path
-		if u.Host != "" { // bolt://relative/path
-			p = filepath.Join(u.Host, u.Path)
-		}
-		if p == "" {
-			return "", domain.Invalidf("store URL %q names no file; write bolt:///absolute/path.db", c.Store)
-		}
-		return p, nil
-	}
-	return "", domain.Invalidf("store URL %q: scheme %q is not supported; use bolt:///path/to/queuectl.db", config.RedactURL(c.Store), u.Scheme)
+	return local.New(st, opts), nil
 }
 
 // localActor names the operator in history and audit entries in embedded mode.

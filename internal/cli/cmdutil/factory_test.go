@@ -2,6 +2,9 @@ package cmdutil_test
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,6 +16,8 @@ import (
 	"github.com/queuectl/queuectl/internal/config"
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/output"
+	"github.com/queuectl/queuectl/internal/store/postgres"
+	"github.com/queuectl/queuectl/internal/store/postgres/pgtest"
 )
 
 func TestStorePath(t *testing.T) {
@@ -37,9 +42,10 @@ func TestStorePath(t *testing.T) {
 	}{
 		{"bolt://", "names no file"},
 		{"bolt:", "names no file"},
-		{"postgres://queuectl:s3cret@db.example:5432/queuectl", `"postgres://queuectl:REDACTED@db.example:5432/queuectl": scheme "postgres" is not supported`},
+		{"postgres://queuectl:s3cret@db.example:5432/queuectl", `the store postgres://queuectl:REDACTED@db.example:5432/queuectl is a PostgreSQL database; this command works on a bolt store file`},
 		{"postgres://db.example/queuectl?password=s3cret", `password=REDACTED`},
 		{"mysql://db.example/q", `scheme "mysql" is not supported`},
+		{"mysql://queuectl:s3cret@db.example/q", `mysql://queuectl:REDACTED@db.example/q`},
 		{"postgres://queuectl:s3%cret@db.example/queuectl", "malformed"},
 	}
 	for _, tt := range bad {
@@ -134,11 +140,37 @@ func TestFactoryAdminDoesNotCreateAStore(t *testing.T) {
 	require.NoDirExists(t, filepath.Join(dir, "missing"))
 }
 
-func TestFactoryAdminRefusesPostgres(t *testing.T) {
+func TestFactoryAdminOnPostgres(t *testing.T) {
 	t.Parallel()
 
-	b := setupFactory(t, "--store", "postgres://queuectl:s3cret@db.example/queuectl")
+	u := pgtest.URL(t)
+	ctx := context.Background()
+	b := setupFactory(t, "--store", u)
 	_, err := b.f.Admin()
-	require.ErrorIs(t, err, domain.ErrInvalid)
+	require.ErrorIs(t, err, domain.ErrUnavailable, "a database without the schema")
+	require.Contains(t, domain.HintOf(err), "queuectl migrate")
+
+	_, err = postgres.Migrate(ctx, u)
+	require.NoError(t, err)
+	b = setupFactory(t, "--store", u)
+	svc, err := b.f.Admin()
+	require.NoError(t, err)
+	msgs, err := svc.Send(ctx, []domain.SendRequest{{QoS: domain.EO, Sender: "ERP", Receivers: []string{"WMS"}, Payload: []byte("x")}})
+	require.NoError(t, err)
+	require.Len(t, msgs, 1)
+	require.NoFileExists(t, filepath.Join(b.dir, "q.db"), "--store wins over --db")
+}
+
+func TestFactoryAdminPostgresUnreachable(t *testing.T) {
+	t.Parallel()
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+	b := setupFactory(t, "--store", fmt.Sprintf("postgres://queuectl:s3cret@127.0.0.1:%d/queuectl", port))
+	_, err = b.f.Admin()
+	require.ErrorIs(t, err, domain.ErrUnavailable)
+	require.ErrorContains(t, err, "connection refused")
 	require.NotContains(t, err.Error(), "s3cret")
 }

@@ -16,9 +16,10 @@ type IOStreams struct {
 	In     io.Reader
 	Out    io.Writer
 	ErrOut io.Writer
-	// StdinTTY and StdoutTTY say whether the streams are terminals.
+	// StdinTTY, StdoutTTY and StderrTTY say whether the streams are terminals.
 	StdinTTY  bool
 	StdoutTTY bool
+	StderrTTY bool
 }
 
 // System returns the process's own streams.
@@ -27,5 +28,6 @@ func System() *IOStreams {
 		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
 		StdinTTY:  term.IsTerminal(int(os.Stdin.Fd())),
 		StdoutTTY: term.IsTerminal(int(os.Stdout.Fd())),
+		StderrTTY: term.IsTerminal(int(os.Stderr.Fd())),
 	}
 }

@@ -8,7 +8,7 @@ import (
 
 // PayloadLimit returns engine.max_payload of the service the command will
 // reach, without opening the embedded store: the server's when a server is
-// named or answers on the store's socket, else this configuration's. A
+// named or answers on the store file's socket, else this configuration's. A
 // command reads its input up to this bound before it opens the store, so it
 // never holds the store while it waits for input (§6), and never buffers
 // more than it could store (§2).
@@ -27,11 +27,15 @@ func (f *Factory) PayloadLimit(ctx context.Context) (int64, error) {
 			return 0, err
 		}
 	} else {
-		path, err := StorePath(c)
+		loc, err := ResolveStore(c)
 		if err != nil {
 			return 0, err
 		}
-		if client = socketClient(path + ".sock"); client == nil {
+		// A PostgreSQL store is used directly, with this configuration.
+		if loc.Postgres != "" {
+			return int64(c.Engine.MaxPayload), nil
+		}
+		if client = socketClient(loc.Path + ".sock"); client == nil {
 			return int64(c.Engine.MaxPayload), nil
 		}
 	}

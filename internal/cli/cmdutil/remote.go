@@ -14,20 +14,16 @@ import (
 )
 
 // remoteTarget returns the server to talk to and the token to use: --server
-// (QUEUECTL_SERVER), else the context named by --context or current_context.
-// An empty server means embedded mode.
+// (QUEUECTL_SERVER), else the server of the context in use. An empty server
+// means embedded mode.
 func remoteTarget(c *config.Config) (server, token string, err error) {
 	server = c.ServerURL
 	tokenFile := c.TokenFile
-	name := c.Context
-	if name == "" && server == "" {
-		name = c.CurrentContext
+	name, ctx, err := selectedContext(c)
+	if err != nil {
+		return "", "", err
 	}
 	if name != "" {
-		ctx, ok := c.Contexts[name]
-		if !ok {
-			return "", "", domain.Invalidf("context %q is not defined under contexts: in the config file", name)
-		}
 		if server == "" {
 			server = ctx.Server
 		}

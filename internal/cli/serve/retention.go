@@ -19,6 +19,22 @@ type auditRetention struct {
 	log  *slog.Logger
 }
 
+// startAuditRetention runs the audit retention of st in the background
+// until the returned stop is called (or ctx ends); stop waits for it.
+func startAuditRetention(ctx context.Context, st store.Store, keep time.Duration, log *slog.Logger) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	a := &auditRetention{st: st, keep: keep, now: func() time.Time { return time.Now().UTC() }, log: log}
+	go func() {
+		defer close(done)
+		a.run(ctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
 // run purges until ctx ends.
 func (a *auditRetention) run(ctx context.Context) {
 	if a.keep <= 0 {

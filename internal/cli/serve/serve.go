@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"net"
@@ -73,6 +74,7 @@ TBDL; a clean stop never counts as a crash.`,
 }
 
 func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
+	cmdutil.TuneForEngine()
 	c, err := f.Config()
 	if err != nil {
 		return err
@@ -95,10 +97,14 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	path, err := cmdutil.StorePath(c)
+	loc, err := cmdutil.ResolveStore(c)
 	if err != nil {
 		return err
 	}
+	if loc.Postgres != "" {
+		return runPostgres(ctx, f, loc.Postgres, h, listen, tlsConf)
+	}
+	path := loc.Path
 	st, err := bolt.Open(path, bolt.Options{})
 	if err != nil {
 		return cmdutil.OpenError(err)
@@ -112,7 +118,7 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 	stop := context.AfterFunc(ctx, state.stopping)
 	defer stop()
 	var col *metrics.Collector // set before the engine runs, so before any event
-	eng, err := engine.New(engine.Options{Store: st, Config: c, Logger: log, OnEvent: func(ev engine.Event) {
+	eng, err := engine.Configured(st, c, engine.Options{Logger: log, Observe: func(ev engine.Event) {
 		if ev.Kind == engine.EventRecovered {
 			state.started()
 		}
@@ -122,7 +128,7 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 		return err
 	}
 	role, _ := domain.ParseRole(c.Engine.Role)
-	svc := local.New(st, local.Options{Role: role, MaxPayload: int64(c.Engine.MaxPayload), Actor: "server", Notify: eng.Notify})
+	svc := local.New(st, local.Options{Role: role, MaxPayload: int64(c.Engine.MaxPayload), Actor: "server"})
 	col = metrics.New(metrics.Options{
 		Source: svc, Node: eng.NodeID(), Running: state.ready, Receivers: slices.Sorted(maps.Keys(c.Receivers)), Logger: log,
 	})
@@ -138,24 +144,34 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 		Metrics: col.Handler(),
 	})
 
-	servers, err := startAPI(api, path+".sock", listen, tlsConf, log)
+	servers, apiFailed, err := startAPI(api, path+".sock", listen, tlsConf, log)
 	if err != nil {
 		return err
 	}
-	retention := &auditRetention{st: st, keep: c.Engine.Retention.Audit, now: func() time.Time { return time.Now().UTC() }, log: log}
-	retentionCtx, stopRetention := context.WithCancel(ctx)
-	retentionDone := make(chan struct{})
+	// A listener that fails stops serve: a server that cannot be reached
+	// must not go on as if it could.
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	var apiErr error
 	go func() {
-		defer close(retentionDone)
-		retention.run(retentionCtx)
+		select {
+		case apiErr = <-apiFailed:
+			log.Error("api listener failed; serve stops", "err", apiErr)
+			stopRun()
+		case <-runCtx.Done():
+		}
 	}()
-	err = eng.Run(ctx)
+	stopRetention := startAuditRetention(runCtx, st, c.Engine.Retention.Audit, log)
+	err = eng.Run(runCtx)
+	stopRun()
 	state.stopping()
 	stopRetention()
 	stopAPI(servers, c.Engine.ShutdownTimeout)
-	<-retentionDone
 	api.Close() // the counts of refusals not yet written
 	os.Remove(path + ".sock")
+	if err == nil && apiErr != nil {
+		err = domain.Errorf(domain.ErrUnavailable, "the API stopped serving: %v", apiErr)
+	}
 	return err
 }
 
@@ -208,40 +224,46 @@ func loadTLS(cert, key string) (*tls.Config, error) {
 	return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, nil
 }
 
-// startAPI serves the API on the unix socket (trusted: its file mode is the
-// protection) and, if asked, on TCP (tokens decide). Both listen before
+// startAPI serves the API on the unix socket, if there is one (trusted: its
+// file mode is the protection), and, if asked, on TCP (tokens decide). Both listen before
 // either serves, so a TCP address in use leaves no socket behind.
-func startAPI(api *httpapi.Server, sock, listen string, tlsConf *tls.Config, log *slog.Logger) ([]*http.Server, error) {
+//
+// The channel it returns receives a listener's failure.
+func startAPI(api *httpapi.Server, sock, listen string, tlsConf *tls.Config, log *slog.Logger) ([]*http.Server, <-chan error, error) {
 	var tl net.Listener
 	if listen != "" {
 		var err error
 		if tl, err = net.Listen("tcp", listen); err != nil {
-			return nil, domain.Errorf(domain.ErrUnavailable, "listen on %s: %v", listen, err)
+			return nil, nil, domain.Errorf(domain.ErrUnavailable, "listen on %s: %v", listen, err)
 		}
 		if tlsConf != nil {
 			tl = tls.NewListener(tl, tlsConf)
 		}
 	}
-	// The store is ours (bbolt's lock), so a socket file left behind by a
-	// killed server is stale.
-	os.Remove(sock)
-	ul, err := listenPrivate(sock)
-	if err != nil {
-		if tl != nil {
-			tl.Close()
+	failed := make(chan error, 2)
+	var servers []*http.Server
+	if sock != "" {
+		// The store is ours (bbolt's lock), so a socket file left behind by a
+		// killed server is stale.
+		os.Remove(sock)
+		ul, err := listenPrivate(sock)
+		if err != nil {
+			if tl != nil {
+				tl.Close()
+			}
+			return nil, nil, domain.Errorf(domain.ErrUnavailable, "serve the socket %s: %v", sock, err)
 		}
-		return nil, domain.Errorf(domain.ErrUnavailable, "serve the socket %s: %v", sock, err)
+		servers = append(servers, newHTTPServer(api.Handler(true)))
+		go serveOn(servers[0], ul, failed)
+		log.Info("api listening", "socket", sock)
 	}
-	servers := []*http.Server{newHTTPServer(api.Handler(true))}
-	go serveOn(servers[0], ul, log)
-	log.Info("api listening", "socket", sock)
 	if tl != nil {
 		srv := newHTTPServer(api.Handler(false))
 		servers = append(servers, srv)
-		go serveOn(srv, tl, log)
+		go serveOn(srv, tl, failed)
 		log.Info("api listening", "address", tl.Addr().String(), "tls", tlsConf != nil)
 	}
-	return servers, nil
+	return servers, failed, nil
 }
 
 // listenPrivate listens on a unix socket at path that no one but its owner
@@ -282,9 +304,11 @@ func newHTTPServer(h http.Handler) *http.Server {
 	}
 }
 
-func serveOn(srv *http.Server, l net.Listener, log *slog.Logger) {
+// serveOn serves srv on l until it is shut down; any other end is a
+// failure, reported on failed.
+func serveOn(srv *http.Server, l net.Listener, failed chan<- error) {
 	if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Error("api server failed", "err", err)
+		failed <- fmt.Errorf("%s: %w", l.Addr(), err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"log/slog"
 	"math/big"
 	"net"
@@ -118,7 +119,7 @@ func setupTLS(t *testing.T) *tlsBundle {
 	sock := filepath.Join(sockDir, "q.db.sock")
 	tlsConf, err := loadTLS(certFile, keyFile)
 	require.NoError(t, err)
-	servers, err := startAPI(api, sock, "127.0.0.1:0", tlsConf, log)
+	servers, _, err := startAPI(api, sock, "127.0.0.1:0", tlsConf, log)
 	require.NoError(t, err)
 	t.Cleanup(func() { stopAPI(servers, time.Second) })
 	require.Len(t, servers, 2)
@@ -287,7 +288,7 @@ func TestStartAPIAddressInUseLeavesNoSocket(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
 	sock := filepath.Join(sockDir, "q.db.sock")
 
-	_, err = startAPI(httpapi.New(httpapi.Options{}), sock, busy.Addr().String(), nil, slog.New(slog.DiscardHandler))
+	_, _, err = startAPI(httpapi.New(httpapi.Options{}), sock, busy.Addr().String(), nil, slog.New(slog.DiscardHandler))
 	require.ErrorIs(t, err, domain.ErrUnavailable)
 	require.ErrorContains(t, err, "listen on "+busy.Addr().String())
 	require.NoFileExists(t, sock)
@@ -303,7 +304,7 @@ func TestStartAPISocketIsPrivate(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
 	sock := filepath.Join(sockDir, "q.db.sock")
 
-	servers, err := startAPI(httpapi.New(httpapi.Options{}), sock, "", nil, slog.New(slog.DiscardHandler))
+	servers, _, err := startAPI(httpapi.New(httpapi.Options{}), sock, "", nil, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	t.Cleanup(func() { stopAPI(servers, time.Second) })
 	st, err := os.Stat(sock)
@@ -350,4 +351,28 @@ func TestNodeState(t *testing.T) {
 	late.stopping()
 	late.started()
 	require.False(t, late.ready(), "stopped during recovery")
+}
+
+// failingListener accepts nothing: its Accept fails as a listener whose
+// file descriptors ran out, or whose socket was closed under it, does.
+type failingListener struct{ net.Listener }
+
+func (failingListener) Accept() (net.Conn, error) {
+	return nil, errors.New("accept: too many open files")
+}
+
+func TestServeOnReportsAListenerFailure(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	failed := make(chan error, 1)
+	go serveOn(newHTTPServer(http.NotFoundHandler()), failingListener{l}, failed)
+	select {
+	case err := <-failed:
+		require.ErrorContains(t, err, "too many open files")
+		require.ErrorContains(t, err, l.Addr().String(), "the failure names the listener")
+	case <-time.After(time.Minute):
+		t.Fatal("a failing listener was not reported")
+	}
 }

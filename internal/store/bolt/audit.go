@@ -2,7 +2,9 @@ package bolt
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/store"
@@ -16,7 +18,7 @@ func (t *txn) AppendAudit(e *domain.AuditEntry) error {
 		return fmt.Errorf("audit: next sequence: %w", err)
 	}
 	if e.At.IsZero() {
-		e.At = now()
+		e.At = t.now()
 	}
 	e.Seq = seq
 	v, err := encodeAudit(e)
@@ -50,4 +52,31 @@ func (t *txn) Audit(f store.AuditFilter, fn func(*domain.AuditEntry) error) erro
 		return nil
 	})
 	return stopped(err)
+}
+
+// storedAudit is one audit entry as stored, in JSON (audit entries are
+// written rarely); its seq is the key.
+type storedAudit struct {
+	Seq     uint64    `json:"-"`
+	At      time.Time `json:"at"`
+	Actor   string    `json:"actor"`
+	Source  string    `json:"source,omitempty"`
+	Action  string    `json:"action"`
+	Targets []string  `json:"targets,omitempty"`
+	Result  string    `json:"result"`
+	Detail  string    `json:"detail,omitempty"`
+}
+
+func encodeAudit(e *domain.AuditEntry) ([]byte, error) {
+	return json.Marshal(storedAudit(*e))
+}
+
+func decodeAudit(seq uint64, v []byte) (*domain.AuditEntry, error) {
+	var s storedAudit
+	if err := json.Unmarshal(v, &s); err != nil {
+		return nil, fmt.Errorf("decode audit entry %d: %w", seq, err)
+	}
+	s.Seq = seq
+	e := domain.AuditEntry(s)
+	return &e, nil
 }

@@ -1,18 +1,25 @@
 // Package bolt is the embedded store of queuectl: one bbolt file that one
 // process opens for writing at a time. It implements store.Store.
 //
-// Layout (all keys sort so that cursors walk them in the order lists need):
+// Layout (all keys sort so that cursors walk them in the order lists need;
+// ids are the 16 bytes of the UUID; records are in the binary form of
+// codec.go):
 //
-//	meta        format marker and layout version
-//	messages    id -> message metadata
-//	payloads    id -> payload bytes
-//	history     id 0x00 be32(n) -> history entry n
-//	queue_all   queue 0x00 be64(seq) -> id, every message that has a seq
-//	queue_open  queue 0x00 be64(seq) -> id, messages not PEND, DLVD or FAIL
-//	status      status 0x00 id -> (empty), the status index
-//	queues      name -> queue record with its per-status counts
-//	params      name 0x00 sub -> be64(value)
-//	audit       be64(seq) -> audit entry
+//	meta          format marker, layout version, lease epoch
+//	messages      id -> message record
+//	payloads      id -> payload bytes, stored once: under the inbound
+//	              message's id, shared by the outbound messages routed from it
+//	payload_refs  id -> how many messages share the payload, while above one
+//	history       id -> the message's history entries, oldest first
+//	queue_all     queue 0x00 be64(seq) -> id, every message that has a seq
+//	queue_open    queue 0x00 be64(seq) -> id, messages not PEND, DLVD or FAIL
+//	ready         stage(I|O) queue 0x00 be64(seq) -> id, TBDL messages: what
+//	              claims read, the inbound queues' first
+//	due           be64(next attempt, µs) id -> (empty), WAIT messages
+//	status        status(1) id -> (empty), the status index
+//	queues        name -> queue record with its per-status counts
+//	params        name 0x00 sub -> be64(value)
+//	audit         be64(seq) -> audit entry (JSON)
 package bolt
 
 import (
@@ -42,6 +49,8 @@ type Options struct {
 	// NoSync skips the fsync of each commit, so a crash can lose or corrupt
 	// data. For tests only.
 	NoSync bool
+	// Clock is the store's clock; default time.Now. Tests move it by hand.
+	Clock func() time.Time
 }
 
 // Store is a queuectl store in one bbolt file. It is safe for concurrent use.
@@ -59,6 +68,14 @@ type Store struct {
 	mu      sync.RWMutex
 	closed  bool
 	commits uint64 // Commits at Close
+
+	clock func() time.Time
+	// wake carries EngineStore.Wakeups: a value after an Update committed.
+	wake chan struct{}
+	// claimFrom is, per stage, the queue the next claim starts at (claims
+	// take turns).
+	claimMu   sync.Mutex
+	claimFrom turns
 }
 
 var _ store.Store = (*Store)(nil)
@@ -76,7 +93,11 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{path: path, db: db, readOnly: opts.ReadOnly, group: &groupCommit{db: db}}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	s := &Store{path: path, db: db, readOnly: opts.ReadOnly, group: &groupCommit{db: db}, wake: make(chan struct{}, 1),
+		clock: opts.Clock, claimFrom: turns{}}
 	if err := db.View(func(tx *bbolt.Tx) error {
 		s.baseTxID = tx.ID()
 		return nil
@@ -101,7 +122,11 @@ func (s *Store) View(ctx context.Context, fn func(store.Reader) error) error {
 		return s.errClosed()
 	}
 	return s.db.View(func(tx *bbolt.Tx) error {
-		return fn(&txn{tx: tx})
+		t := &txn{tx: tx, clock: s.clock}
+		if err := fn(t); err != nil {
+			return err
+		}
+		return t.flush()
 	})
 }
 
@@ -122,9 +147,17 @@ func (s *Store) Update(ctx context.Context, fn func(store.Writer) error) error {
 	if s.readOnly {
 		return fmt.Errorf("the store %s is open read-only", s.path)
 	}
-	return s.group.run(func(tx *bbolt.Tx) error {
-		return fn(&txn{tx: tx})
+	err := s.group.run(func(tx *bbolt.Tx) error {
+		t := &txn{tx: tx, clock: s.clock}
+		if err := fn(t); err != nil {
+			return err
+		}
+		return t.flush()
 	})
+	if err == nil {
+		s.notify()
+	}
+	return err
 }
 
 // Commits returns how many write transactions were committed since Open,
@@ -167,4 +200,21 @@ func (s *Store) Close() error {
 
 func (s *Store) errClosed() error {
 	return domain.Errorf(domain.ErrUnavailable, "the store %s is closed", s.path)
+}
+
+// now is the store's clock, to the microsecond.
+func (s *Store) now() time.Time {
+	return s.clock().UTC().Truncate(time.Microsecond)
+}
+
+// Size returns the bytes the store's pages take up: its high-water mark,
+// free pages within it included, not the file's size, which bbolt grows
+// ahead in large steps.
+func (s *Store) Size(ctx context.Context) (int64, error) {
+	var size int64
+	err := s.View(ctx, func(r store.Reader) error {
+		size = r.(*txn).tx.Size()
+		return nil
+	})
+	return size, err
 }

@@ -21,6 +21,11 @@ func TestStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return openTestStore(t) })
 }
 
+func TestEngineStore(t *testing.T) {
+	t.Parallel()
+	storetest.RunEngine(t, func(t *testing.T) store.Store { return openTestStore(t) })
+}
+
 // openTestStore opens a new store without fsync in a temporary directory.
 // At cleanup it closes the store and runs bbolt's consistency check on the
 // file.

@@ -1,140 +1,407 @@
 package bolt
 
 import (
-	"encoding/json"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/store"
 )
 
-// The stored forms below have their own JSON names, so the file format does
-// not change when the API's JSON does. Each converts to and from its domain
-// type by a plain type conversion: a field added to the domain type breaks
-// the build here until the stored form has it too.
+// Messages, history entries and queue records are stored in a compact binary
+// form of their own, so that a transition writes a few dozen bytes instead
+// of a JSON document, and the file format does not change when the API's
+// JSON does. Times are kept to the microsecond, as every store keeps them.
+// Strings and integers are length-prefixed and varint-coded; statuses and
+// error classes are one byte each. Audit entries, written rarely, stay JSON.
 
-// storedMessage is the metadata of a message; the payload and the history
-// live in their own buckets.
+// recordV1 is the first byte of every binary record: its encoding.
+const recordV1 = 1
+
+// The flags byte of a stored message.
+const (
+	msgEOIO          = 1 << iota // qos EOIO (else EO)
+	msgOutbound                  // stage outbound (else inbound)
+	msgBlacklisted               // blacklisted
+	msgNextAttempt               // next_attempt_at is set
+	msgParent                    // parent_id is set
+	msgSharedPayload             // the payload is the parent's (routed outbound messages)
+)
+
+// The flags byte of a stored queue.
+const (
+	queueEOIO     = 1 << iota // qos EOIO
+	queueOutbound             // stage outbound
+	queueStopped              // stopped by an operator
+)
+
+// errorClasses lists the error classes in their stored order.
+var errorClasses = []domain.ErrorClass{"", domain.ErrorTransient, domain.ErrorPermanent, domain.ErrorCrash, domain.ErrorAdmin}
+
+// noStatus stands for the missing From of a first history entry.
+const noStatus = 0xff
+
+func statusCode(s domain.Status) (byte, error) {
+	if s == "" {
+		return noStatus, nil
+	}
+	if i := slices.Index(domain.Statuses, s); i >= 0 {
+		return byte(i), nil
+	}
+	return 0, fmt.Errorf("status %q is not a status", s)
+}
+
+func statusOf(c byte) (domain.Status, error) {
+	if c == noStatus {
+		return "", nil
+	}
+	if int(c) < len(domain.Statuses) {
+		return domain.Statuses[c], nil
+	}
+	return "", fmt.Errorf("status code %d is unknown", c)
+}
+
+// encoder appends values to a record.
+type encoder struct{ b []byte }
+
+func (e *encoder) byte(v byte)      { e.b = append(e.b, v) }
+func (e *encoder) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
+func (e *encoder) varint(v int64)   { e.b = binary.AppendVarint(e.b, v) }
+func (e *encoder) time(t time.Time) { e.varint(t.UnixMicro()) }
+func (e *encoder) str(s string)     { e.uvarint(uint64(len(s))); e.b = append(e.b, s...) }
+func (e *encoder) raw(v []byte)     { e.b = append(e.b, v...) }
+func (e *encoder) strs(ss []string) {
+	e.uvarint(uint64(len(ss)))
+	for _, s := range ss {
+		e.str(s)
+	}
+}
+func (e *encoder) status(s domain.Status) error {
+	c, err := statusCode(s)
+	e.byte(c)
+	return err
+}
+
+// decoder reads a record; the first error sticks, and the values read after
+// it are zero. Strings are copied out of the record, so that they outlive
+// the transaction whose mapped memory it is.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+var errShort = errors.New("record is truncated")
+
+func (d *decoder) fail(err error) {
+	if d.err == nil {
+		d.err = err
+	}
+}
+
+func (d *decoder) byte() byte {
+	if d.err != nil || len(d.b) < 1 {
+		d.fail(errShort)
+		return 0
+	}
+	v := d.b[0]
+	d.b = d.b[1:]
+	return v
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail(errShort)
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail(errShort)
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) time() time.Time { return time.UnixMicro(d.varint()).UTC() }
+
+func (d *decoder) raw(n int) []byte {
+	if d.err != nil || n < 0 || len(d.b) < n {
+		d.fail(errShort)
+		return nil
+	}
+	v := d.b[:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) str() string { return string(d.raw(int(d.uvarint()))) }
+
+func (d *decoder) strs() []string {
+	n := d.uvarint()
+	if n == 0 || n > uint64(len(d.b)) {
+		if n > 0 {
+			d.fail(errShort)
+		}
+		return nil
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = d.str()
+	}
+	return out
+}
+
+func (d *decoder) status() domain.Status {
+	s, err := statusOf(d.byte())
+	if err != nil {
+		d.fail(err)
+	}
+	return s
+}
+
+// encodeMessage encodes m without its id (the key), payload and history.
+// sharedPayload marks a routed outbound message whose payload is its parent's.
+func encodeMessage(m *domain.Message, sharedPayload bool) ([]byte, error) {
+	e := encoder{b: make([]byte, 0, 96+len(m.Error)+len(m.Interface))}
+	e.byte(recordV1)
+	var flags byte
+	if m.QoS == domain.EOIO {
+		flags |= msgEOIO
+	}
+	if m.Stage == domain.Outbound {
+		flags |= msgOutbound
+	}
+	if m.Blacklisted {
+		flags |= msgBlacklisted
+	}
+	if m.NextAttemptAt != nil {
+		flags |= msgNextAttempt
+	}
+	var parent uuid.UUID
+	if m.ParentID != "" {
+		var err error
+		if parent, err = parseID(m.ParentID); err != nil {
+			return nil, fmt.Errorf("parent id: %w", err)
+		}
+		flags |= msgParent
+	}
+	if sharedPayload {
+		flags |= msgSharedPayload
+	}
+	e.byte(flags)
+	if err := e.status(m.Status); err != nil {
+		return nil, err
+	}
+	class := slices.Index(errorClasses, m.ErrorClass)
+	if class < 0 {
+		return nil, fmt.Errorf("error class %q is not one of transient, permanent, crash, admin", m.ErrorClass)
+	}
+	e.byte(byte(class))
+	e.uvarint(m.Seq)
+	e.uvarint(uint64(m.Attempts))
+	e.uvarint(uint64(m.Crashes))
+	e.uvarint(uint64(m.Size))
+	e.uvarint(m.Incarnation)
+	e.time(m.CreatedAt)
+	e.time(m.UpdatedAt)
+	if m.NextAttemptAt != nil {
+		e.time(*m.NextAttemptAt)
+	}
+	if m.ParentID != "" {
+		e.raw(parent[:])
+	}
+	e.str(m.Sender)
+	e.str(m.Receiver)
+	e.str(m.Interface)
+	e.str(m.AppQueue)
+	e.str(m.Queue)
+	e.str(m.Error)
+	e.str(m.Node)
+	e.strs(m.Receivers)
+	e.uvarint(uint64(len(m.Headers)))
+	for _, k := range slices.Sorted(maps.Keys(m.Headers)) {
+		e.str(k)
+		e.str(m.Headers[k])
+	}
+	return e.b, nil
+}
+
+// storedMessage is a decoded message with what the store keeps beside it.
 type storedMessage struct {
-	ID            string                `json:"id"`
-	QoS           domain.QoS            `json:"qos"`
-	Sender        string                `json:"sender,omitempty"`
-	Receiver      string                `json:"receiver,omitempty"`
-	Receivers     []string              `json:"receivers,omitempty"`
-	Interface     string                `json:"interface,omitempty"`
-	AppQueue      string                `json:"app_queue,omitempty"`
-	Queue         string                `json:"queue"`
-	Stage         domain.Stage          `json:"stage"`
-	Seq           uint64                `json:"seq,omitempty"`
-	Status        domain.Status         `json:"status"`
-	Attempts      int                   `json:"attempts,omitempty"`
-	Crashes       int                   `json:"crashes,omitempty"`
-	Blacklisted   bool                  `json:"blacklisted,omitempty"`
-	Error         string                `json:"error,omitempty"`
-	ErrorClass    domain.ErrorClass     `json:"error_class,omitempty"`
-	ParentID      string                `json:"parent_id,omitempty"`
-	Headers       map[string]string     `json:"headers,omitempty"`
-	Size          int64                 `json:"size"`
-	CreatedAt     time.Time             `json:"created_at"`
-	UpdatedAt     time.Time             `json:"updated_at"`
-	NextAttemptAt *time.Time            `json:"next_attempt_at,omitempty"`
-	Node          string                `json:"node,omitempty"`
-	Incarnation   uint64                `json:"incarnation,omitempty"`
-	History       []domain.HistoryEntry `json:"-"`
+	*domain.Message
+	sharedPayload bool
 }
 
-// storedHistory is one history entry.
-type storedHistory struct {
-	At     time.Time     `json:"at"`
-	From   domain.Status `json:"from,omitempty"`
-	To     domain.Status `json:"to"`
-	Node   string        `json:"node,omitempty"`
-	Actor  string        `json:"actor,omitempty"`
-	Reason string        `json:"reason,omitempty"`
-}
-
-// storedQueue is a queue record with its counters.
-type storedQueue struct {
-	Name       string                  `json:"name"`
-	QoS        domain.QoS              `json:"qos"`
-	Stage      domain.Stage            `json:"stage"`
-	Receiver   string                  `json:"receiver,omitempty"`
-	Stopped    bool                    `json:"stopped,omitempty"`
-	Epoch      uint64                  `json:"epoch,omitempty"`
-	Counts     map[domain.Status]int64 `json:"counts,omitempty"`
-	PassedOver int64                   `json:"passed_over,omitempty"`
-	LastSeq    uint64                  `json:"last_seq,omitempty"`
-	CreatedAt  time.Time               `json:"created_at"`
-}
-
-// storedAudit is one audit entry; its seq is the key.
-type storedAudit struct {
-	Seq     uint64    `json:"-"`
-	At      time.Time `json:"at"`
-	Actor   string    `json:"actor"`
-	Source  string    `json:"source,omitempty"`
-	Action  string    `json:"action"`
-	Targets []string  `json:"targets,omitempty"`
-	Result  string    `json:"result"`
-	Detail  string    `json:"detail,omitempty"`
-}
-
-func encodeMessage(m *domain.Message) ([]byte, error) {
-	s := storedMessage(*m)
-	s.History = nil
-	return json.Marshal(&s)
-}
-
-// decodeMessage decodes into new memory, so the result outlives the
-// transaction whose mapped bytes it was read from.
-func decodeMessage(v []byte) (*domain.Message, error) {
-	var s storedMessage
-	if err := json.Unmarshal(v, &s); err != nil {
-		return nil, fmt.Errorf("decode message: %w", err)
+// payloadKey is the key of the message's payload: its own id, or its
+// parent's for a routed outbound message.
+func (s storedMessage) payloadKey(id uuid.UUID) uuid.UUID {
+	if s.sharedPayload {
+		return uuid.MustParse(s.ParentID)
 	}
-	m := domain.Message(s)
-	return &m, nil
+	return id
 }
 
-func encodeHistory(h domain.HistoryEntry) ([]byte, error) {
-	return json.Marshal(storedHistory(h))
-}
-
-func decodeHistory(v []byte) (domain.HistoryEntry, error) {
-	var s storedHistory
-	if err := json.Unmarshal(v, &s); err != nil {
-		return domain.HistoryEntry{}, fmt.Errorf("decode history entry: %w", err)
+// decodeMessage decodes the message stored under key k into new memory.
+func decodeMessage(k, v []byte) (storedMessage, error) {
+	d := decoder{b: v}
+	if d.byte() != recordV1 && d.err == nil {
+		return storedMessage{}, fmt.Errorf("decode message %x: unknown record encoding %d", k, v[0])
 	}
-	return domain.HistoryEntry(s), nil
-}
-
-func encodeQueue(q *store.QueueRecord) ([]byte, error) {
-	return json.Marshal(storedQueue(*q))
-}
-
-func decodeQueue(v []byte) (*store.QueueRecord, error) {
-	var s storedQueue
-	if err := json.Unmarshal(v, &s); err != nil {
-		return nil, fmt.Errorf("decode queue: %w", err)
+	m := &domain.Message{ID: idString(k)}
+	flags := d.byte()
+	m.QoS, m.Stage = domain.EO, domain.Inbound
+	if flags&msgEOIO != 0 {
+		m.QoS = domain.EOIO
 	}
-	q := store.QueueRecord(s)
-	if q.Counts == nil {
-		q.Counts = map[domain.Status]int64{}
+	if flags&msgOutbound != 0 {
+		m.Stage = domain.Outbound
 	}
-	return &q, nil
+	m.Blacklisted = flags&msgBlacklisted != 0
+	m.Status = d.status()
+	if c := int(d.byte()); c < len(errorClasses) {
+		m.ErrorClass = errorClasses[c]
+	} else {
+		d.fail(fmt.Errorf("error class code %d is unknown", c))
+	}
+	m.Seq = d.uvarint()
+	m.Attempts = int(d.uvarint())
+	m.Crashes = int(d.uvarint())
+	m.Size = int64(d.uvarint())
+	m.Incarnation = d.uvarint()
+	m.CreatedAt = d.time()
+	m.UpdatedAt = d.time()
+	if flags&msgNextAttempt != 0 {
+		t := d.time()
+		m.NextAttemptAt = &t
+	}
+	if flags&msgParent != 0 {
+		if p := d.raw(16); p != nil {
+			m.ParentID = idString(p)
+		}
+	}
+	m.Sender = d.str()
+	m.Receiver = d.str()
+	m.Interface = d.str()
+	m.AppQueue = d.str()
+	m.Queue = d.str()
+	m.Error = d.str()
+	m.Node = d.str()
+	m.Receivers = d.strs()
+	if n := d.uvarint(); n > 0 && n <= uint64(len(d.b)) {
+		m.Headers = make(map[string]string, n)
+		for range n {
+			k := d.str()
+			m.Headers[k] = d.str()
+		}
+	} else if n > 0 {
+		d.fail(errShort)
+	}
+	if d.err != nil {
+		return storedMessage{}, fmt.Errorf("decode message %s: %w", m.ID, d.err)
+	}
+	return storedMessage{Message: m, sharedPayload: flags&msgSharedPayload != 0}, nil
 }
 
-func encodeAudit(e *domain.AuditEntry) ([]byte, error) {
-	return json.Marshal(storedAudit(*e))
+// appendHistoryEntry appends one encoded history entry to a message's history.
+func appendHistoryEntry(b []byte, h domain.HistoryEntry) ([]byte, error) {
+	e := encoder{b: b}
+	e.time(h.At)
+	if err := e.status(h.From); err != nil {
+		return nil, err
+	}
+	if err := e.status(h.To); err != nil {
+		return nil, err
+	}
+	e.str(h.Node)
+	e.str(h.Actor)
+	e.str(h.Reason)
+	return e.b, nil
 }
 
-func decodeAudit(seq uint64, v []byte) (*domain.AuditEntry, error) {
-	var s storedAudit
-	if err := json.Unmarshal(v, &s); err != nil {
-		return nil, fmt.Errorf("decode audit entry %d: %w", seq, err)
+// decodeHistory decodes a message's whole history, oldest first.
+func decodeHistory(v []byte) ([]domain.HistoryEntry, error) {
+	d := decoder{b: v}
+	var out []domain.HistoryEntry
+	for len(d.b) > 0 && d.err == nil {
+		h := domain.HistoryEntry{At: d.time(), From: d.status(), To: d.status()}
+		h.Node, h.Actor, h.Reason = d.str(), d.str(), d.str()
+		out = append(out, h)
 	}
-	s.Seq = seq
-	e := domain.AuditEntry(s)
-	return &e, nil
+	if d.err != nil {
+		return nil, fmt.Errorf("decode history: %w", d.err)
+	}
+	return out, nil
+}
+
+// encodeQueue encodes a queue record without its name (the key) and epoch
+// (the store's).
+func encodeQueue(q *store.QueueRecord) []byte {
+	e := encoder{b: make([]byte, 0, 32+len(q.Receiver))}
+	e.byte(recordV1)
+	var flags byte
+	if q.QoS == domain.EOIO {
+		flags |= queueEOIO
+	}
+	if q.Stage == domain.Outbound {
+		flags |= queueOutbound
+	}
+	if q.Stopped {
+		flags |= queueStopped
+	}
+	e.byte(flags)
+	e.str(q.Receiver)
+	e.uvarint(q.LastSeq)
+	e.time(q.CreatedAt)
+	e.uvarint(uint64(q.PassedOver))
+	for _, s := range domain.Statuses {
+		e.uvarint(uint64(q.Counts[s]))
+	}
+	return e.b
+}
+
+func decodeQueue(name string, v []byte) (*store.QueueRecord, error) {
+	d := decoder{b: v}
+	if d.byte() != recordV1 && d.err == nil {
+		return nil, fmt.Errorf("decode queue %s: unknown record encoding %d", name, v[0])
+	}
+	q := &store.QueueRecord{Name: name, QoS: domain.EO, Stage: domain.Inbound, Counts: map[domain.Status]int64{}}
+	flags := d.byte()
+	if flags&queueEOIO != 0 {
+		q.QoS = domain.EOIO
+	}
+	if flags&queueOutbound != 0 {
+		q.Stage = domain.Outbound
+	}
+	q.Stopped = flags&queueStopped != 0
+	q.Receiver = d.str()
+	q.LastSeq = d.uvarint()
+	q.CreatedAt = d.time()
+	q.PassedOver = int64(d.uvarint())
+	for _, s := range domain.Statuses {
+		if n := int64(d.uvarint()); n > 0 {
+			q.Counts[s] = n
+		}
+	}
+	if d.err != nil {
+		return nil, fmt.Errorf("decode queue %s: %w", name, d.err)
+	}
+	return q, nil
 }

@@ -5,29 +5,60 @@ import (
 	"encoding/binary"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"github.com/queuectl/queuectl/internal/domain"
 )
 
 // Bucket names; see the package comment for what each holds.
 const (
-	bucketMeta      = "meta"
-	bucketMessages  = "messages"
-	bucketPayloads  = "payloads"
-	bucketHistory   = "history"
-	bucketQueueAll  = "queue_all"
-	bucketQueueOpen = "queue_open"
-	bucketStatus    = "status"
-	bucketQueues    = "queues"
-	bucketParams    = "params"
-	bucketAudit     = "audit"
+	bucketMeta        = "meta"
+	bucketMessages    = "messages"
+	bucketPayloads    = "payloads"
+	bucketPayloadRefs = "payload_refs"
+	bucketHistory     = "history"
+	bucketQueueAll    = "queue_all"
+	bucketQueueOpen   = "queue_open"
+	bucketReady       = "ready"
+	bucketDue         = "due"
+	bucketStatus      = "status"
+	bucketQueues      = "queues"
+	bucketParams      = "params"
+	bucketAudit       = "audit"
 )
 
-// bucketNames lists every bucket a store has; Open creates the missing ones.
+// bucketNames lists every bucket a store has; Open creates them.
 func bucketNames() []string {
 	return []string{
-		bucketMeta, bucketMessages, bucketPayloads, bucketHistory, bucketQueueAll,
-		bucketQueueOpen, bucketStatus, bucketQueues, bucketParams, bucketAudit,
+		bucketMeta, bucketMessages, bucketPayloads, bucketPayloadRefs, bucketHistory, bucketQueueAll,
+		bucketQueueOpen, bucketReady, bucketDue, bucketStatus, bucketQueues, bucketParams, bucketAudit,
 	}
+}
+
+// appendMostly lists the buckets whose new keys mostly sort after every key
+// they hold (ids are time-ordered UUIDv7, audit entries numbered): their
+// pages are filled before they split, where bbolt's default leaves them
+// half empty.
+var appendMostly = map[string]bool{
+	bucketMessages: true, bucketPayloads: true, bucketHistory: true, bucketStatus: true, bucketAudit: true,
+}
+
+// parseID turns a message id into its 16-byte key. Ids are UUIDs in their
+// canonical 36-character form (domain.ValidID).
+func parseID(id string) (uuid.UUID, error) {
+	if len(id) != 36 {
+		return uuid.UUID{}, domain.Invalidf("message id %q is not a UUID", id)
+	}
+	u, err := uuid.Parse(id)
+	if err != nil {
+		return uuid.UUID{}, domain.Invalidf("message id %q is not a UUID", id)
+	}
+	return u, nil
+}
+
+// idString is the inverse of parseID.
+func idString(k []byte) string {
+	return uuid.UUID(k).String()
 }
 
 // sep ends a name inside a composite key. Names cannot contain it, so a
@@ -35,16 +66,11 @@ func bucketNames() []string {
 const sep = 0x00
 
 // prefixOf returns name followed by sep: the common start of the composite
-// keys of one message, queue or status.
+// keys of one queue or parameter.
 func prefixOf(name string) []byte {
 	k := make([]byte, 0, len(name)+1+8)
 	k = append(k, name...)
 	return append(k, sep)
-}
-
-// historyKey is id 0x00 be32(n): a message's history in order.
-func historyKey(id string, n uint32) []byte {
-	return binary.BigEndian.AppendUint32(prefixOf(id), n)
 }
 
 // seqKey is queue 0x00 be64(seq): a queue's messages in seq order.
@@ -52,9 +78,30 @@ func seqKey(queue string, seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(prefixOf(queue), seq)
 }
 
-// statusKey is status 0x00 id: the messages of a status in id order.
-func statusKey(s domain.Status, id string) []byte {
-	return append(prefixOf(string(s)), id...)
+// readyKey is stage(1) queue 0x00 be64(seq): the TBDL messages of the
+// inbound queues, then those of the outbound ones, each queue's in seq
+// order. Stage is I or O.
+func readyKey(stage domain.Stage, queue string, seq uint64) []byte {
+	return append(stagePrefix(stage), seqKey(queue, seq)...)
+}
+
+// stagePrefix is the first byte of the ready keys of a stage.
+func stagePrefix(stage domain.Stage) []byte {
+	if stage == domain.Inbound {
+		return []byte{'I'}
+	}
+	return []byte{'O'}
+}
+
+// statusKey is status(1) id(16): the messages of a status in id order.
+func statusKey(s domain.Status, id uuid.UUID) []byte {
+	c, _ := statusCode(s)
+	return append([]byte{c}, id[:]...)
+}
+
+// dueKey is be64(micros) id(16): WAIT messages by their next attempt.
+func dueKey(at int64, id uuid.UUID) []byte {
+	return append(binary.BigEndian.AppendUint64(nil, uint64(at)), id[:]...)
 }
 
 // paramKey is name 0x00 sub: parameters by name, then sub.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/google/uuid"
 	bbolt "go.etcd.io/bbolt"
 
 	"github.com/queuectl/queuectl/internal/domain"
@@ -28,15 +29,23 @@ func (t *txn) Messages(f store.MessageFilter, fn func(*domain.Message) error) er
 		}
 		return nil
 	}
-	if len(f.Statuses) > 0 {
-		return stopped(t.messagesByStatus(f.Statuses, f.After, emit))
-	}
-	err := t.walk(t.bucket(bucketMessages), nil, []byte(f.After), true, func(k, v []byte) error {
-		m, err := decodeMessage(v)
+	var after []byte
+	if f.After != "" {
+		key, err := parseID(f.After)
 		if err != nil {
-			return fmt.Errorf("message %s: %w", k, err)
+			return err
 		}
-		return emit(m)
+		after = key[:]
+	}
+	if len(f.Statuses) > 0 {
+		return stopped(t.messagesByStatus(f.Statuses, after, emit))
+	}
+	err := t.walk(t.bucket(bucketMessages), nil, after, true, func(k, v []byte) error {
+		m, err := decodeMessage(k, v)
+		if err != nil {
+			return err
+		}
+		return emit(m.Message)
 	})
 	return stopped(err)
 }
@@ -50,7 +59,7 @@ type statusRun struct {
 }
 
 // seekAfter places the run on its first message with an id above after.
-func (r *statusRun) seekAfter(after string) {
+func (r *statusRun) seekAfter(after []byte) {
 	start := append(bytes.Clone(r.prefix), after...)
 	k, _ := r.c.Seek(start)
 	if k != nil && bytes.Equal(k, start) {
@@ -74,14 +83,15 @@ func (r *statusRun) set(k []byte) {
 // messagesByStatus is a k-way merge of the status index runs: each step
 // hands out the smallest id among the runs' current entries, so the ids come
 // in order and the cost is that of the rows read.
-func (t *txn) messagesByStatus(statuses []domain.Status, after string, fn func(*domain.Message) error) error {
+func (t *txn) messagesByStatus(statuses []domain.Status, after []byte, fn func(*domain.Message) error) error {
 	idx := t.bucket(bucketStatus)
 	var runs []*statusRun
 	for _, s := range statuses {
-		if slices.ContainsFunc(runs, func(r *statusRun) bool { return bytes.Equal(r.prefix, prefixOf(string(s))) }) {
+		prefix := statusKey(s, uuid.UUID{})[:1]
+		if slices.ContainsFunc(runs, func(r *statusRun) bool { return bytes.Equal(r.prefix, prefix) }) {
 			continue
 		}
-		r := &statusRun{c: idx.Cursor(), prefix: prefixOf(string(s))}
+		r := &statusRun{c: idx.Cursor(), prefix: prefix}
 		r.seekAfter(after)
 		runs = append(runs, r)
 	}
@@ -95,12 +105,12 @@ func (t *txn) messagesByStatus(statuses []domain.Status, after string, fn func(*
 		if first == nil {
 			return nil
 		}
-		id := string(first.id)
-		m, err := t.Message(id)
+		id := first.id
+		m, err := t.stored(uuid.UUID(id))
 		if err != nil {
 			return fmt.Errorf("status index names a missing message: %w", err)
 		}
-		if err := fn(m); err != nil {
+		if err := fn(m.Message); err != nil {
 			return err
 		}
 		if !t.tx.Writable() {

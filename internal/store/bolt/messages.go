@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/store"
@@ -14,57 +16,103 @@ import (
 
 // Message returns one message, without payload and history.
 func (t *txn) Message(id string) (*domain.Message, error) {
-	v := t.bucket(bucketMessages).Get([]byte(id))
-	if v == nil {
-		return nil, domain.NotFoundf("message %s does not exist", id)
+	m, _, err := t.lookup(id)
+	return m.Message, err
+}
+
+// lookup returns a stored message and its key. A malformed id names no
+// message.
+func (t *txn) lookup(id string) (storedMessage, uuid.UUID, error) {
+	key, err := parseID(id)
+	if err != nil {
+		return storedMessage{}, key, domain.NotFoundf("message %s does not exist", id)
 	}
-	return decodeMessage(v)
+	m, err := t.stored(key)
+	return m, key, err
+}
+
+// stored reads the message under key.
+func (t *txn) stored(key uuid.UUID) (storedMessage, error) {
+	v := t.bucket(bucketMessages).Get(key[:])
+	if v == nil {
+		return storedMessage{}, domain.NotFoundf("message %s does not exist", key)
+	}
+	return decodeMessage(key[:], v)
 }
 
 // Payload returns a copy of the message's payload.
 func (t *txn) Payload(id string) ([]byte, error) {
-	if t.bucket(bucketMessages).Get([]byte(id)) == nil {
-		return nil, domain.NotFoundf("message %s does not exist", id)
+	m, key, err := t.lookup(id)
+	if err != nil {
+		return nil, err
 	}
-	return append([]byte{}, t.bucket(bucketPayloads).Get([]byte(id))...), nil
+	pk := m.payloadKey(key)
+	return append([]byte{}, t.bucket(bucketPayloads).Get(pk[:])...), nil
 }
 
 // History returns the message's status changes, oldest first.
 func (t *txn) History(id string) ([]domain.HistoryEntry, error) {
-	if t.bucket(bucketMessages).Get([]byte(id)) == nil {
-		return nil, domain.NotFoundf("message %s does not exist", id)
+	_, key, err := t.lookup(id)
+	if err != nil {
+		return nil, err
 	}
-	var out []domain.HistoryEntry
-	prefix := prefixOf(id)
-	err := t.walk(t.bucket(bucketHistory), prefix, prefix, false, func(_, v []byte) error {
-		h, err := decodeHistory(v)
-		if err != nil {
-			return fmt.Errorf("message %s: %w", id, err)
-		}
-		out = append(out, h)
-		return nil
-	})
-	return out, err
+	h, err := decodeHistory(t.bucket(bucketHistory).Get(key[:]))
+	if err != nil {
+		return nil, fmt.Errorf("message %s: %w", id, err)
+	}
+	return h, nil
 }
 
-// Insert stores a new message. It sets m.Size and m.Seq (and CreatedAt and
-// UpdatedAt when they are zero) on the caller's value as they are stored.
+// Insert stores a new message with its own payload. It sets m.Size and m.Seq
+// (and CreatedAt and UpdatedAt when they are zero) on the caller's value as
+// they are stored.
 func (t *txn) Insert(m *domain.Message, payload []byte, h domain.HistoryEntry) error {
-	if err := checkNew(m); err != nil {
+	m.Size = int64(len(payload))
+	key, err := t.insert(m, h, false)
+	if err != nil || len(payload) == 0 {
 		return err
 	}
-	if t.bucket(bucketMessages).Get([]byte(m.ID)) != nil {
-		return domain.Conflictf("message %s exists already", m.ID)
+	// bbolt keeps a reference to a value until commit: the payload is
+	// copied so the caller may reuse its buffer.
+	if err := t.bucket(bucketPayloads).Put(key[:], bytes.Clone(payload)); err != nil {
+		return fmt.Errorf("message %s: store payload: %w", m.ID, err)
+	}
+	return nil
+}
+
+// insertShared stores a routed outbound message that shares its parent's
+// payload (m.ParentID, m.Size set by the caller); the caller counts the
+// references (addPayloadRefs), once for all of a parent's messages.
+func (t *txn) insertShared(m *domain.Message, h domain.HistoryEntry) error {
+	_, err := t.insert(m, h, true)
+	return err
+}
+
+// insert stores a new message record, its first history entry, its index
+// entries and counts.
+func (t *txn) insert(m *domain.Message, h domain.HistoryEntry, shared bool) (uuid.UUID, error) {
+	if err := checkNew(m); err != nil {
+		return uuid.UUID{}, err
+	}
+	key, err := parseID(m.ID)
+	if err != nil {
+		return key, err
+	}
+	// A routed message's id is new (UUIDv7, made by the routing); any
+	// other could be taken.
+	if !shared && t.bucket(bucketMessages).Get(key[:]) != nil {
+		return key, domain.Conflictf("message %s exists already", m.ID)
 	}
 	q, err := t.queueFor(m, h)
 	if err != nil {
-		return err
+		return key, err
 	}
 	if h.At.IsZero() {
-		h.At = now()
+		h.At = t.now()
 	}
+	h.At = h.At.Truncate(time.Microsecond)
 	h.From, h.To = "", m.Status
-	m.Size, m.Seq = int64(len(payload)), 0
+	m.Seq = 0
 	if m.Status != domain.StatusPEND {
 		q.LastSeq++
 		m.Seq = q.LastSeq
@@ -75,22 +123,26 @@ func (t *txn) Insert(m *domain.Message, payload []byte, h domain.HistoryEntry) e
 	if m.UpdatedAt.IsZero() {
 		m.UpdatedAt = m.CreatedAt
 	}
-	// bbolt keeps a reference to a value until commit: the payload is
-	// copied so the caller may reuse its buffer.
-	if err := t.bucket(bucketPayloads).Put([]byte(m.ID), append([]byte{}, payload...)); err != nil {
-		return fmt.Errorf("message %s: store payload: %w", m.ID, err)
+	m.CreatedAt, m.UpdatedAt = m.CreatedAt.UTC().Truncate(time.Microsecond), m.UpdatedAt.UTC().Truncate(time.Microsecond)
+	if m.NextAttemptAt != nil {
+		at := m.NextAttemptAt.UTC().Truncate(time.Microsecond)
+		m.NextAttemptAt = &at
 	}
-	if err := t.putMessage(m); err != nil {
-		return err
+	if err := t.putMessage(key, m, shared); err != nil {
+		return key, err
 	}
-	if err := t.appendHistory(m.ID, h); err != nil {
-		return err
+	entry, err := appendHistoryEntry(nil, h) // a new message has no history yet
+	if err != nil {
+		return key, fmt.Errorf("message %s: encode history: %w", m.ID, err)
 	}
-	if err := t.index(m, "", 0); err != nil {
-		return err
+	if err := t.bucket(bucketHistory).Put(key[:], entry); err != nil {
+		return key, fmt.Errorf("message %s: store history: %w", m.ID, err)
+	}
+	if err := t.reindex(key, nil, m); err != nil {
+		return key, err
 	}
 	count(q, m, 1)
-	return t.putQueue(q)
+	return key, t.putQueue(q)
 }
 
 // checkNew checks what Insert needs of a message.
@@ -117,123 +169,161 @@ func (t *txn) Transition(p store.TransitionParams) (*domain.Message, error) {
 	if !p.To.Valid() {
 		return nil, domain.Invalidf("message %s: status %q is not a status", p.ID, p.To)
 	}
-	cur, err := t.Message(p.ID)
+	cur, key, err := t.lookup(p.ID)
 	if err != nil {
 		return nil, err
 	}
 	if !slices.Contains(p.From, cur.Status) {
 		return nil, domain.Conflictf("message %s: status is %s, expected %s", p.ID, cur.Status, joinStatuses(p.From))
 	}
-	if p.To == domain.StatusPEND && cur.Status != domain.StatusPEND {
-		return nil, domain.Invalidf("message %s: status %s cannot go back to PEND", p.ID, cur.Status)
+	return t.transition(key, cur, p.To, p.Update, p.History)
+}
+
+// transition moves a message read as cur to status to, after update.
+func (t *txn) transition(key uuid.UUID, cur storedMessage, to domain.Status, update func(*domain.Message), h domain.HistoryEntry) (*domain.Message, error) {
+	return t.move(key, cur, update, step{to, h})
+}
+
+// step is one status change of a move, with its history entry.
+type step struct {
+	to domain.Status
+	h  domain.HistoryEntry
+}
+
+// move changes a message read as cur through one or more statuses in one
+// write: each step gets its history entry, the message, its indexes and
+// its queue's counts are written once, for the last. (Routing moves an
+// inbound message TBDL→DLNG→DLVD so in one transaction.)
+func (t *txn) move(key uuid.UUID, cur storedMessage, update func(*domain.Message), steps ...step) (*domain.Message, error) {
+	to := steps[len(steps)-1].to
+	if to == domain.StatusPEND && cur.Status != domain.StatusPEND {
+		return nil, domain.Invalidf("message %s: status %s cannot go back to PEND", cur.ID, cur.Status)
 	}
-	q, err := t.Queue(cur.Queue)
+	q, err := t.queue(cur.Queue)
 	if err != nil {
-		return nil, fmt.Errorf("message %s: %w", p.ID, err)
+		return nil, fmt.Errorf("message %s: %w", cur.ID, err)
 	}
 	next := cur.Clone()
-	if p.Update != nil {
-		p.Update(next)
+	if update != nil {
+		update(next)
 		if next.ID != cur.ID || next.Queue != cur.Queue || next.Seq != cur.Seq || next.Status != cur.Status {
-			return nil, fmt.Errorf("message %s: a transition's Update must not change the id, queue, seq or status", p.ID)
+			return nil, fmt.Errorf("message %s: a transition's Update must not change the id, queue, seq or status", cur.ID)
 		}
 	}
-	h := p.History
-	if h.At.IsZero() {
-		h.At = now()
+	if next.NextAttemptAt != nil {
+		at := next.NextAttemptAt.UTC().Truncate(time.Microsecond)
+		next.NextAttemptAt = &at
 	}
-	h.From, h.To = cur.Status, p.To
-	next.Status, next.UpdatedAt, next.History = p.To, h.At, nil
-	if cur.Status == domain.StatusPEND && p.To != domain.StatusPEND {
+	hist := t.bucket(bucketHistory)
+	entries := bytes.Clone(hist.Get(key[:]))
+	from := cur.Status
+	for _, st := range steps {
+		h := st.h
+		if h.At.IsZero() {
+			h.At = t.now()
+		}
+		h.At = h.At.UTC().Truncate(time.Microsecond)
+		h.From, h.To = from, st.to
+		if entries, err = appendHistoryEntry(entries, h); err != nil {
+			return nil, fmt.Errorf("message %s: encode history: %w", cur.ID, err)
+		}
+		next.UpdatedAt, from = h.At, st.to
+	}
+	next.Status, next.History = to, nil
+	if cur.Status == domain.StatusPEND && to != domain.StatusPEND {
 		q.LastSeq++
 		next.Seq = q.LastSeq
 	}
-	if err := t.putMessage(next); err != nil {
+	if err := t.putMessage(key, next, cur.sharedPayload); err != nil {
 		return nil, err
 	}
-	if err := t.appendHistory(next.ID, h); err != nil {
+	if err := hist.Put(key[:], entries); err != nil {
+		return nil, fmt.Errorf("message %s: store history: %w", cur.ID, err)
+	}
+	if err := t.reindex(key, cur.Message, next); err != nil {
 		return nil, err
 	}
-	if cur.Status != next.Status {
-		if err := t.index(next, cur.Status, cur.Seq); err != nil {
-			return nil, err
-		}
-	}
-	if cur.Status == next.Status && passedOver(cur) == passedOver(next) {
+	if cur.Status == next.Status && passedOver(cur.Message) == passedOver(next) && cur.Seq == next.Seq {
 		return next, nil
 	}
-	count(q, cur, -1)
+	count(q, cur.Message, -1)
 	count(q, next, 1)
 	return next, t.putQueue(q)
 }
 
 // Delete removes a message and everything kept about it.
 func (t *txn) Delete(id string) error {
-	m, err := t.Message(id)
+	m, key, err := t.lookup(id)
 	if err != nil {
 		return err
 	}
-	q, err := t.Queue(m.Queue)
+	q, err := t.queue(m.Queue)
 	if err != nil {
 		return fmt.Errorf("message %s: %w", id, err)
 	}
-	if err := t.unindex(m.ID, m.Queue, m.Status, m.Seq); err != nil {
+	if err := t.reindex(key, m.Message, nil); err != nil {
 		return err
 	}
-	hist := t.bucket(bucketHistory)
-	var keys [][]byte
-	prefix := prefixOf(id)
-	c := hist.Cursor()
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-		keys = append(keys, bytes.Clone(k))
+	if err := t.bucket(bucketHistory).Delete(key[:]); err != nil {
+		return fmt.Errorf("message %s: delete history: %w", id, err)
 	}
-	for _, k := range keys {
-		if err := hist.Delete(k); err != nil {
-			return fmt.Errorf("message %s: delete history: %w", id, err)
-		}
+	if err := t.addPayloadRefs(m.payloadKey(key), -1); err != nil {
+		return fmt.Errorf("message %s: %w", id, err)
 	}
-	if err := t.bucket(bucketPayloads).Delete([]byte(id)); err != nil {
-		return fmt.Errorf("message %s: delete payload: %w", id, err)
-	}
-	if err := t.bucket(bucketMessages).Delete([]byte(id)); err != nil {
+	if err := t.bucket(bucketMessages).Delete(key[:]); err != nil {
 		return fmt.Errorf("message %s: delete: %w", id, err)
 	}
-	count(q, m, -1)
+	count(q, m.Message, -1)
 	return t.putQueue(q)
 }
 
-func (t *txn) putMessage(m *domain.Message) error {
-	v, err := encodeMessage(m)
+// addPayloadRefs adds n to the number of messages that share the payload
+// under key, and deletes the payload with its last message. The count is
+// stored only while it is above one: a payload with no entry belongs to one
+// message.
+func (t *txn) addPayloadRefs(key uuid.UUID, n int) error {
+	refs := t.bucket(bucketPayloadRefs)
+	count := 1
+	if v := refs.Get(key[:]); v != nil {
+		c, k := binary.Uvarint(v)
+		if k <= 0 {
+			return fmt.Errorf("payload %s: unreadable reference count", key)
+		}
+		count = int(c)
+	}
+	count += n
+	switch {
+	case count <= 0:
+		if err := refs.Delete(key[:]); err != nil {
+			return err
+		}
+		return t.bucket(bucketPayloads).Delete(key[:])
+	case count == 1:
+		return refs.Delete(key[:])
+	}
+	return refs.Put(key[:], binary.AppendUvarint(nil, uint64(count)))
+}
+
+func (t *txn) putMessage(key uuid.UUID, m *domain.Message, shared bool) error {
+	v, err := encodeMessage(m, shared)
 	if err != nil {
 		return fmt.Errorf("message %s: encode: %w", m.ID, err)
 	}
-	if err := t.bucket(bucketMessages).Put([]byte(m.ID), v); err != nil {
+	if err := t.bucket(bucketMessages).Put(key[:], v); err != nil {
 		return fmt.Errorf("message %s: store: %w", m.ID, err)
 	}
 	return nil
 }
 
-// appendHistory stores h after the message's last history entry.
-func (t *txn) appendHistory(id string, h domain.HistoryEntry) error {
+// appendHistory adds h after the message's last history entry.
+func (t *txn) appendHistory(key uuid.UUID, h domain.HistoryEntry) error {
 	b := t.bucket(bucketHistory)
-	prefix := prefixOf(id)
-	var n uint32
-	c := b.Cursor()
-	k, _ := c.Seek(historyKey(id, math.MaxUint32))
-	if k == nil {
-		k, _ = c.Last()
-	} else if !bytes.Equal(k, historyKey(id, math.MaxUint32)) {
-		k, _ = c.Prev()
-	}
-	if k != nil && bytes.HasPrefix(k, prefix) && len(k) == len(prefix)+4 {
-		n = binary.BigEndian.Uint32(k[len(prefix):]) + 1
-	}
-	v, err := encodeHistory(h)
+	v, err := appendHistoryEntry(bytes.Clone(b.Get(key[:])), h)
 	if err != nil {
-		return fmt.Errorf("message %s: encode history: %w", id, err)
+		return fmt.Errorf("message %s: encode history: %w", key, err)
 	}
-	if err := b.Put(historyKey(id, n), v); err != nil {
-		return fmt.Errorf("message %s: store history: %w", id, err)
+	if err := b.Put(key[:], v); err != nil {
+		return fmt.Errorf("message %s: store history: %w", key, err)
 	}
 	return nil
 }
@@ -244,44 +334,62 @@ func open(s domain.Status) bool {
 	return s != domain.StatusPEND && !s.Final()
 }
 
-// index moves m's index entries from its previous status and seq (none for
-// a new message) to its current ones.
-func (t *txn) index(m *domain.Message, prev domain.Status, prevSeq uint64) error {
-	if prev != "" {
-		if err := t.unindex(m.ID, m.Queue, prev, prevSeq); err != nil {
-			return err
-		}
-	}
-	if err := t.bucket(bucketStatus).Put(statusKey(m.Status, m.ID), []byte{}); err != nil {
-		return fmt.Errorf("message %s: index status: %w", m.ID, err)
-	}
-	if m.Seq == 0 {
-		return nil
-	}
-	if err := t.bucket(bucketQueueAll).Put(seqKey(m.Queue, m.Seq), []byte(m.ID)); err != nil {
-		return fmt.Errorf("message %s: index queue order: %w", m.ID, err)
-	}
-	if open(m.Status) {
-		if err := t.bucket(bucketQueueOpen).Put(seqKey(m.Queue, m.Seq), []byte(m.ID)); err != nil {
-			return fmt.Errorf("message %s: index open queue order: %w", m.ID, err)
-		}
-	}
-	return nil
+// indexEntry is one key a message has in an index bucket.
+type indexEntry struct {
+	bucket string
+	key    []byte
+	value  []byte
 }
 
-// unindex removes a message's index entries for a status and seq.
-func (t *txn) unindex(id, queue string, s domain.Status, seq uint64) error {
-	if err := t.bucket(bucketStatus).Delete(statusKey(s, id)); err != nil {
-		return fmt.Errorf("message %s: unindex status: %w", id, err)
-	}
-	if seq == 0 {
+// indexEntries lists the index keys of m: its status; its place in its
+// queue, among the open messages, among the TBDL ones; its next attempt
+// while it WAITs.
+func indexEntries(key uuid.UUID, m *domain.Message) []indexEntry {
+	if m == nil {
 		return nil
 	}
-	if err := t.bucket(bucketQueueAll).Delete(seqKey(queue, seq)); err != nil {
-		return fmt.Errorf("message %s: unindex queue order: %w", id, err)
+	out := []indexEntry{{bucketStatus, statusKey(m.Status, key), nil}}
+	if m.Seq > 0 {
+		sk := seqKey(m.Queue, m.Seq)
+		out = append(out, indexEntry{bucketQueueAll, sk, key[:]})
+		if open(m.Status) {
+			out = append(out, indexEntry{bucketQueueOpen, sk, key[:]})
+		}
+		if m.Status == domain.StatusTBDL {
+			out = append(out, indexEntry{bucketReady, readyKey(m.Stage, m.Queue, m.Seq), key[:]})
+		}
 	}
-	if err := t.bucket(bucketQueueOpen).Delete(seqKey(queue, seq)); err != nil {
-		return fmt.Errorf("message %s: unindex open queue order: %w", id, err)
+	if m.Status == domain.StatusWAIT && m.NextAttemptAt != nil {
+		out = append(out, indexEntry{bucketDue, dueKey(m.NextAttemptAt.UnixMicro(), key), nil})
+	}
+	return out
+}
+
+// reindex moves a message's index entries from those of prev (nil for a
+// new message) to those of next (nil for a deleted one), touching only the
+// keys that change.
+func (t *txn) reindex(key uuid.UUID, prev, next *domain.Message) error {
+	old, cur := indexEntries(key, prev), indexEntries(key, next)
+	same := func(a, b indexEntry) bool { return a.bucket == b.bucket && bytes.Equal(a.key, b.key) }
+	for _, e := range old {
+		if slices.ContainsFunc(cur, func(c indexEntry) bool { return same(c, e) }) {
+			continue
+		}
+		if err := t.bucket(e.bucket).Delete(e.key); err != nil {
+			return fmt.Errorf("message %s: unindex %s: %w", key, e.bucket, err)
+		}
+	}
+	for _, e := range cur {
+		if slices.ContainsFunc(old, func(o indexEntry) bool { return same(o, e) }) {
+			continue
+		}
+		v := e.value
+		if v == nil {
+			v = []byte{}
+		}
+		if err := t.bucket(e.bucket).Put(e.key, v); err != nil {
+			return fmt.Errorf("message %s: index %s: %w", key, e.bucket, err)
+		}
 	}
 	return nil
 }

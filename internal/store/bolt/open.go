@@ -24,9 +24,11 @@ var ErrNotStore = errors.New("not a queuectl store")
 // The meta bucket marks a file as a queuectl store.
 const (
 	formatMarker  = "queuectl"
-	layoutVersion = 1
+	layoutVersion = 2
 	keyFormat     = "format"
 	keyVersion    = "version"
+	// keyEpoch holds the lease epoch (EngineStore.Join).
+	keyEpoch = "epoch"
 )
 
 // inUseHint tells the user what to do about a locked store.
@@ -221,8 +223,15 @@ func checkMeta(path string, meta *bbolt.Bucket) error {
 	if len(v) != 4 {
 		return notStore(path, "its layout version is unreadable")
 	}
-	if n := binary.BigEndian.Uint32(v); n != layoutVersion {
-		return fmt.Errorf("the store %s has layout version %d; this queuectl reads version %d: use a matching queuectl", path, n, layoutVersion)
+	switch n := binary.BigEndian.Uint32(v); {
+	case n < layoutVersion:
+		return domain.WithHint(domain.ErrUnavailable,
+			fmt.Sprintf("the store %s has layout version %d, written by an older queuectl; this queuectl reads version %d", path, n, layoutVersion),
+			"finish its messages with the queuectl that wrote it (serve until the queues are empty, then purge), then move the file aside: this queuectl starts a new store there")
+	case n > layoutVersion:
+		return domain.WithHint(domain.ErrUnavailable,
+			fmt.Sprintf("the store %s has layout version %d, written by a newer queuectl; this queuectl reads version %d", path, n, layoutVersion),
+			"use the queuectl that wrote it, or a newer one")
 	}
 	return nil
 }

@@ -101,18 +101,33 @@ func TestOpen(t *testing.T) {
 		require.Equal(t, txid, rawTxID(t, path))
 	})
 
-	t.Run("RefusesANewerLayout", func(t *testing.T) {
-		t.Parallel()
-		path := filepath.Join(t.TempDir(), "queuectl.db")
-		s, err := Open(path, Options{NoSync: true})
-		require.NoError(t, err)
-		require.NoError(t, s.Close())
-		rawUpdate(t, path, func(tx *bbolt.Tx) error {
-			return tx.Bucket([]byte(bucketMeta)).Put([]byte(keyVersion), binary.BigEndian.AppendUint32(nil, 2))
+	for name, tt := range map[string]struct {
+		version uint32
+		want    string
+		hint    string
+	}{
+		"RefusesAnOlderLayout": {1, "has layout version 1, written by an older queuectl; this queuectl reads version 2",
+			"finish its messages with the queuectl that wrote it"},
+		"RefusesANewerLayout": {3, "has layout version 3, written by a newer queuectl; this queuectl reads version 2",
+			"use the queuectl that wrote it, or a newer one"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "queuectl.db")
+			s, err := Open(path, Options{NoSync: true})
+			require.NoError(t, err)
+			require.NoError(t, s.Close())
+			rawUpdate(t, path, func(tx *bbolt.Tx) error {
+				return tx.Bucket([]byte(bucketMeta)).Put([]byte(keyVersion), binary.BigEndian.AppendUint32(nil, tt.version))
+			})
+			for _, readOnly := range []bool{false, true} {
+				_, err = Open(path, Options{ReadOnly: readOnly})
+				require.ErrorIs(t, err, domain.ErrUnavailable, "never misread")
+				require.EqualError(t, err, "the store "+path+" "+tt.want)
+				require.Contains(t, domain.HintOf(err), tt.hint)
+			}
 		})
-		_, err = Open(path, Options{})
-		require.EqualError(t, err, "the store "+path+" has layout version 2; this queuectl reads version 1: use a matching queuectl")
-	})
+	}
 }
 
 func TestOpenRefusesWhatIsNotAStore(t *testing.T) {

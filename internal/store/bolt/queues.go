@@ -2,32 +2,86 @@ package bolt
 
 import (
 	"fmt"
+	"maps"
 	"math"
+
+	"github.com/google/uuid"
 
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/store"
 )
 
-// Queue returns one queue's record.
+// Queue returns a copy of one queue's record.
 func (t *txn) Queue(name string) (*store.QueueRecord, error) {
+	q, err := t.queue(name)
+	if err != nil {
+		return nil, err
+	}
+	c := *q
+	c.Counts = maps.Clone(q.Counts)
+	return &c, nil
+}
+
+// queue returns the transaction's own record of a queue: decoded once,
+// changed in place, and written back once when the transaction's function
+// ends (flush), however many messages of the queue it changed.
+func (t *txn) queue(name string) (*store.QueueRecord, error) {
+	if q, ok := t.queues[name]; ok {
+		return q, nil
+	}
 	v := t.bucket(bucketQueues).Get([]byte(name))
 	if v == nil {
 		return nil, domain.NotFoundf("queue %s does not exist", name)
 	}
-	q, err := decodeQueue(v)
+	q, err := decodeQueue(name, v)
 	if err != nil {
-		return nil, fmt.Errorf("queue %s: %w", name, err)
+		return nil, err
 	}
+	q.Epoch = t.epoch()
+	if t.queues == nil {
+		t.queues = map[string]*store.QueueRecord{}
+	}
+	t.queues[name] = q
 	return q, nil
+}
+
+// putQueue marks a queue's record as changed; flush writes it.
+func (t *txn) putQueue(q *store.QueueRecord) error {
+	if t.queues == nil {
+		t.queues = map[string]*store.QueueRecord{}
+	}
+	t.queues[q.Name] = q
+	if t.dirty == nil {
+		t.dirty = map[string]bool{}
+	}
+	t.dirty[q.Name] = true
+	return nil
+}
+
+// flush writes the queue records the transaction changed.
+func (t *txn) flush() error {
+	for name := range t.dirty {
+		q := t.queues[name]
+		if err := t.bucket(bucketQueues).Put([]byte(name), encodeQueue(q)); err != nil {
+			return fmt.Errorf("queue %s: store: %w", name, err)
+		}
+	}
+	clear(t.dirty)
+	return nil
 }
 
 // Queues calls fn for each queue in name order after the name `after`.
 func (t *txn) Queues(after string, fn func(*store.QueueRecord) error) error {
+	if err := t.flush(); err != nil {
+		return err
+	}
+	epoch := t.epoch()
 	err := t.walk(t.bucket(bucketQueues), nil, []byte(after), true, func(k, v []byte) error {
-		q, err := decodeQueue(v)
+		q, err := decodeQueue(string(k), v)
 		if err != nil {
-			return fmt.Errorf("queue %s: %w", k, err)
+			return err
 		}
+		q.Epoch = epoch
 		return fn(q)
 	})
 	return stopped(err)
@@ -35,7 +89,7 @@ func (t *txn) Queues(after string, fn func(*store.QueueRecord) error) error {
 
 // SetStopped stops or starts delivery of an existing queue.
 func (t *txn) SetStopped(queue string, stopped bool) error {
-	q, err := t.Queue(queue)
+	q, err := t.queue(queue)
 	if err != nil {
 		return err
 	}
@@ -50,7 +104,7 @@ func (t *txn) SetStopped(queue string, stopped bool) error {
 // message: qos and stage come from the message, and an outbound queue
 // delivers to the message's receiver.
 func (t *txn) queueFor(m *domain.Message, h domain.HistoryEntry) (*store.QueueRecord, error) {
-	q, err := t.Queue(m.Queue)
+	q, err := t.queue(m.Queue)
 	if err == nil {
 		return q, nil
 	}
@@ -65,23 +119,12 @@ func (t *txn) queueFor(m *domain.Message, h domain.HistoryEntry) (*store.QueueRe
 		CreatedAt: h.At,
 	}
 	if q.CreatedAt.IsZero() {
-		q.CreatedAt = now()
+		q.CreatedAt = t.now()
 	}
 	if m.Stage == domain.Outbound {
 		q.Receiver = m.Receiver
 	}
 	return q, nil
-}
-
-func (t *txn) putQueue(q *store.QueueRecord) error {
-	v, err := encodeQueue(q)
-	if err != nil {
-		return fmt.Errorf("queue %s: encode: %w", q.Name, err)
-	}
-	if err := t.bucket(bucketQueues).Put([]byte(q.Name), v); err != nil {
-		return fmt.Errorf("queue %s: store: %w", q.Name, err)
-	}
-	return nil
 }
 
 // QueueMessages calls fn for a queue's messages in seq order after p.AfterSeq,
@@ -96,11 +139,11 @@ func (t *txn) QueueMessages(queue string, p store.QueueMessagesParams, fn func(*
 	}
 	lim := limiter{limit: p.Limit}
 	err := t.walk(b, prefixOf(queue), seqKey(queue, p.AfterSeq+1), false, func(_, v []byte) error {
-		m, err := t.Message(string(v))
+		m, err := t.stored(uuid.UUID(v))
 		if err != nil {
 			return fmt.Errorf("queue %s: index names a missing message: %w", queue, err)
 		}
-		if err := fn(m); err != nil {
+		if err := fn(m.Message); err != nil {
 			return err
 		}
 		if lim.done() {

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"time"
 
@@ -10,10 +11,18 @@ import (
 	"github.com/queuectl/queuectl/internal/store"
 )
 
-// txn is the Reader and Writer of one bbolt transaction. It holds no state
-// of its own, so the functions of a grouped commit can share a transaction.
+// txn is the Reader and Writer of one function's part of a bbolt
+// transaction (the functions of a grouped commit share the transaction,
+// each with its own txn). It keeps the queue records it read, and writes
+// those it changed when the function ends (flush).
 type txn struct {
-	tx *bbolt.Tx
+	tx     *bbolt.Tx
+	clock  func() time.Time
+	queues map[string]*store.QueueRecord
+	dirty  map[string]bool
+	// epochValue is the lease epoch, once epochRead.
+	epochRead  bool
+	epochValue uint64
 }
 
 var (
@@ -23,12 +32,31 @@ var (
 
 // bucket returns one of the buckets Open made sure exist.
 func (t *txn) bucket(name string) *bbolt.Bucket {
-	return t.tx.Bucket([]byte(name))
+	b := t.tx.Bucket([]byte(name))
+	if appendMostly[name] && t.tx.Writable() {
+		b.FillPercent = 0.9
+	}
+	return b
 }
 
-// now is the store's clock for times the caller left zero.
-func now() time.Time {
-	return time.Now().UTC()
+// epoch is the lease epoch of every queue: the one process that holds the
+// file holds every lease, and each Join starts a new epoch.
+func (t *txn) epoch() uint64 {
+	if t.epochRead {
+		return t.epochValue
+	}
+	v := t.bucket(bucketMeta).Get([]byte(keyEpoch))
+	t.epochRead, t.epochValue = true, 0
+	if len(v) == 8 {
+		t.epochValue = binary.BigEndian.Uint64(v)
+	}
+	return t.epochValue
+}
+
+// now is the store's clock, to the microsecond that the store keeps: for
+// the times a caller left zero, and the engine's times.
+func (t *txn) now() time.Time {
+	return t.clock().UTC().Truncate(time.Microsecond)
 }
 
 // walk calls fn with each key and value of b that starts with prefix, in key

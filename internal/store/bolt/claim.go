@@ -1,0 +1,349 @@
+package bolt
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/store"
+)
+
+// Claim routes ready inbound messages and claims ready outbound messages in
+// one transaction.
+func (s *Store) Claim(ctx context.Context, p store.ClaimParams) (*store.ClaimResult, error) {
+	var out *store.ClaimResult
+	var next turns
+	err := s.engineUpdate(ctx, func(t *txn) error {
+		if err := t.fenced(p.Node); err != nil {
+			return err
+		}
+		var err error
+		out, next, err = t.claim(p, s.turns())
+		return err
+	})
+	if err == nil {
+		s.setTurns(next)
+	}
+	return out, err
+}
+
+// turns says, per stage, at which queue the next claim starts, so that
+// queues take turns.
+type turns map[domain.Stage]string
+
+func (s *Store) turns() turns {
+	s.claimMu.Lock()
+	defer s.claimMu.Unlock()
+	return maps.Clone(s.claimFrom)
+}
+
+func (s *Store) setTurns(t turns) {
+	s.claimMu.Lock()
+	s.claimFrom = t
+	s.claimMu.Unlock()
+}
+
+// claimer is the state of one claim.
+type claimer struct {
+	t   *txn
+	p   store.ClaimParams
+	now time.Time
+	res *store.ClaimResult
+	// routed and claimed count what the claim did, against the limits.
+	routed, claimed int
+	// last is, per stage, the last queue the claim served.
+	last turns
+}
+
+// claim routes, then claims due WAIT messages, then TBDL messages, visiting
+// the queues of the ready index from the turn's start on. It returns where
+// the next claim's turn starts.
+func (t *txn) claim(p store.ClaimParams, start turns) (*store.ClaimResult, turns, error) {
+	c := &claimer{t: t, p: p, now: t.now(), res: &store.ClaimResult{}, last: turns{}}
+	if c.p.Window <= 0 {
+		c.p.Window = 1
+	}
+	if p.Router != nil && p.RouteLimit > 0 {
+		if err := c.walk(domain.Inbound, start[domain.Inbound], c.routeQueue); err != nil {
+			return nil, nil, err
+		}
+	}
+	if p.Limit > 0 {
+		if err := c.due(); err != nil {
+			return nil, nil, err
+		}
+		if err := c.walk(domain.Outbound, start[domain.Outbound], c.claimQueue); err != nil {
+			return nil, nil, err
+		}
+	}
+	next := maps.Clone(start)
+	if next == nil {
+		next = turns{}
+	}
+	for stage, q := range c.last {
+		next[stage] = q + "\x01" // just after the last queue served
+	}
+	return c.res, next, nil
+}
+
+// full reports whether the claim reached its limit for a stage, or claimed
+// its one candidate.
+func (c *claimer) full(s domain.Stage) bool {
+	if s == domain.Inbound {
+		return c.routed >= c.p.RouteLimit
+	}
+	return c.claimed >= c.p.Limit || (c.p.Candidates == store.CandidatesAlone && c.claimed > 0)
+}
+
+// queue returns a queue's record as it is now in the transaction.
+func (c *claimer) queue(name string) (*store.QueueRecord, error) {
+	return c.t.queue(name)
+}
+
+// blocking counts the NDLV messages that hold a queue up.
+func blocking(q *store.QueueRecord) int64 {
+	return q.Counts[domain.StatusNDLV] - q.PassedOver
+}
+
+// room is how many more messages of q may be DLNG at once: one for an EOIO
+// queue with nothing in flight, up to the window for an EO queue, none for a
+// stopped or blocked queue.
+func (c *claimer) room(q *store.QueueRecord) int64 {
+	if q.Stopped || blocking(q) > 0 {
+		return 0
+	}
+	limit := int64(c.p.Window)
+	if q.QoS == domain.EOIO {
+		limit = 1
+	}
+	return limit - q.Counts[domain.StatusDLNG]
+}
+
+// walk calls serve for the queues of one stage that have TBDL messages,
+// from start on and round, until the stage is full.
+func (c *claimer) walk(stage domain.Stage, start string, serve func(name string) error) error {
+	prefix := stagePrefix(stage)
+	cur := c.t.bucket(bucketReady).Cursor()
+	visit := func(from, to []byte) error {
+		for k, _ := cur.Seek(from); k != nil && bytes.HasPrefix(k, prefix) && (to == nil || bytes.Compare(k, to) < 0); {
+			if c.full(stage) {
+				c.res.More = true // perhaps: another queue has TBDL messages
+				return nil
+			}
+			i := bytes.IndexByte(k[1:], sep)
+			if i < 0 {
+				return fmt.Errorf("ready index: malformed key %x", k)
+			}
+			name := string(k[1 : 1+i])
+			if err := serve(name); err != nil {
+				return err
+			}
+			// serve changed the bucket: seek past the last key of this
+			// queue (a longer name that starts alike sorts after name 0x01).
+			k, _ = cur.Seek(append(append(bytes.Clone(prefix), name...), sep+1))
+		}
+		return nil
+	}
+	from := append(bytes.Clone(prefix), start...)
+	if err := visit(from, nil); err != nil {
+		return err
+	}
+	if start != "" {
+		return visit(prefix, from)
+	}
+	return nil
+}
+
+// readyIDs returns up to n ids of the TBDL messages of a queue, in seq order.
+func (c *claimer) readyIDs(stage domain.Stage, name string, n int64) []uuid.UUID {
+	var ids []uuid.UUID
+	prefix := append(stagePrefix(stage), prefixOf(name)...)
+	cur := c.t.bucket(bucketReady).Cursor()
+	for k, v := cur.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && int64(len(ids)) < n; k, v = cur.Next() {
+		ids = append(ids, uuid.UUID(v))
+	}
+	return ids
+}
+
+// routeQueue routes what it may of one inbound queue's TBDL messages, in seq
+// order: an EO queue's up to the limit, an EOIO queue's until one of them
+// finds no receiver and blocks it.
+func (c *claimer) routeQueue(name string) error {
+	q, err := c.queue(name)
+	if err != nil {
+		return err
+	}
+	if q.Stopped || blocking(q) > 0 || q.Counts[domain.StatusWAIT] > 0 {
+		return nil
+	}
+	ids := c.readyIDs(domain.Inbound, name, int64(c.p.RouteLimit-c.routed)+1)
+	if len(ids) > c.p.RouteLimit-c.routed {
+		ids, c.res.More = ids[:c.p.RouteLimit-c.routed], true // the limit cuts the queue short
+	}
+	for _, id := range ids {
+		m, err := c.t.stored(id)
+		if err != nil {
+			return fmt.Errorf("ready index names a missing message: %w", err)
+		}
+		after, err := c.route(id, m)
+		if err != nil {
+			return err
+		}
+		c.routed++
+		c.last[domain.Inbound] = name
+		if domain.Blocks(after.QoS, after.Status, after.ErrorClass) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// route does receiver determination for one inbound message (§3): its
+// outbound messages, sharing its payload, and its DLVD — or its NDLV when
+// no receiver is found — in the claim's transaction.
+func (c *claimer) route(key uuid.UUID, in storedMessage) (*domain.Message, error) {
+	node := c.p.Node
+	entry := func(reason string) domain.HistoryEntry { return store.EngineEntry(c.now, node, reason) }
+	dlng := step{domain.StatusDLNG, entry("receiver determination")}
+	targets, reason, rerr := c.p.Router.Route(c.t, in.Message)
+	if rerr != nil {
+		after, err := c.t.move(key, in, func(m *domain.Message) {
+			m.Attempts++
+			m.Error, m.ErrorClass = rerr.Error(), domain.ErrorPermanent
+		}, dlng, step{domain.StatusNDLV, entry("permanent error: " + rerr.Error())})
+		if err == nil {
+			err = store.RestoreHold(c.t, after.Queue, entry("held behind "+after.ID+" (NDLV)"))
+		}
+		if err != nil {
+			return nil, err
+		}
+		c.res.Routed = append(c.res.Routed, after)
+		return after, nil
+	}
+	for _, tg := range targets {
+		status, err := store.ArrivalStatus(c.t, tg.Queue, in.QoS)
+		if err != nil {
+			return nil, err
+		}
+		out := &domain.Message{
+			ID: domain.NewID(), QoS: in.QoS, Sender: in.Sender, Receiver: tg.Receiver, Interface: in.Interface,
+			AppQueue: in.AppQueue, Queue: tg.Queue, Stage: domain.Outbound, Status: status,
+			ParentID: in.ID, Headers: in.Headers, Size: in.Size, CreatedAt: c.now, UpdatedAt: c.now,
+		}
+		if err := c.t.insertShared(out, entry("receiver determination")); err != nil {
+			return nil, err
+		}
+		c.res.Created = append(c.res.Created, out)
+	}
+	if err := c.t.addPayloadRefs(key, len(targets)); err != nil {
+		return nil, err
+	}
+	after, err := c.t.move(key, in, func(m *domain.Message) { m.Attempts++ }, dlng, step{domain.StatusDLVD, entry(reason)})
+	if err != nil {
+		return nil, err
+	}
+	c.res.Routed = append(c.res.Routed, after)
+	return after, nil
+}
+
+// due claims the outbound WAIT messages whose next attempt is due, and finds
+// when the next one will be.
+func (c *claimer) due() error {
+	cur := c.t.bucket(bucketDue).Cursor()
+	var keys [][]byte
+	for k, _ := cur.First(); k != nil; k, _ = cur.Next() {
+		at := time.UnixMicro(int64(binary.BigEndian.Uint64(k[:8]))).UTC()
+		if at.After(c.now) {
+			c.res.NextDue = at
+			break
+		}
+		keys = append(keys, bytes.Clone(k))
+	}
+	for _, k := range keys {
+		if c.full(domain.Outbound) {
+			c.res.More = true
+			return nil
+		}
+		m, err := c.t.stored(uuid.UUID(k[8:]))
+		if err != nil {
+			return fmt.Errorf("due index names a missing message: %w", err)
+		}
+		q, err := c.queue(m.Queue)
+		if err != nil {
+			return err
+		}
+		if m.Stage != domain.Outbound || c.room(q) <= 0 {
+			continue
+		}
+		if err := c.take(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// claimQueue claims TBDL messages of one outbound queue: the head of an
+// EOIO queue whose head is TBDL and nothing in flight, the first TBDL
+// messages of an EO queue up to its window unless it WAITs.
+func (c *claimer) claimQueue(name string) error {
+	q, err := c.queue(name)
+	if err != nil {
+		return err
+	}
+	room := c.room(q)
+	if room <= 0 || q.Counts[domain.StatusWAIT] > 0 {
+		return nil // a WAIT message holds the queue; it is claimed when due
+	}
+	for _, id := range c.readyIDs(domain.Outbound, name, room) {
+		if c.full(domain.Outbound) {
+			c.res.More = true
+			return nil
+		}
+		m, err := c.t.stored(id)
+		if err != nil {
+			return fmt.Errorf("ready index names a missing message: %w", err)
+		}
+		if err := c.take(m); err != nil {
+			return err
+		}
+		if q.QoS == domain.EOIO {
+			return nil
+		}
+	}
+	return nil
+}
+
+// take claims one ready outbound message, minding blacklist candidates.
+func (c *claimer) take(m storedMessage) error {
+	candidate := m.Crashes > 0 && c.p.Candidates != store.CandidatesAsAny
+	switch {
+	case candidate && c.p.Candidates == store.CandidatesSkip:
+		c.res.Candidates++
+		return nil
+	case !candidate && c.p.Candidates == store.CandidatesAlone:
+		return nil
+	}
+	attempt := m.Attempts + 1
+	node := c.p.Node
+	after, err := c.t.transition(idOf(m.ID), m, domain.StatusDLNG, func(m *domain.Message) {
+		m.Attempts, m.Node, m.Incarnation, m.NextAttemptAt = attempt, node.ID, node.Incarnation, nil
+	}, store.EngineEntry(c.now, node, fmt.Sprintf("delivery attempt %d", attempt)))
+	if err != nil {
+		return err
+	}
+	pk := m.payloadKey(idOf(m.ID))
+	payload := bytes.Clone(c.t.bucket(bucketPayloads).Get(pk[:]))
+	if payload == nil {
+		payload = []byte{}
+	}
+	c.res.Claimed = append(c.res.Claimed, store.Claimed{Message: after, Epoch: c.t.epoch(), Payload: payload})
+	c.last[domain.Outbound] = after.Queue
+	c.claimed++
+	return nil
+}

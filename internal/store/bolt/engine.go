@@ -1,0 +1,176 @@
+package bolt
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/store"
+)
+
+// The embedded store's side of store.EngineStore. One process holds the
+// file (bbolt's lock), so it holds every queue's lease: Join starts a new
+// epoch, which is also the incarnation of the node that joined, and every
+// engine write checks it. Every DLNG message found at a Join belongs to an
+// incarnation that died.
+
+var _ store.EngineStore = (*Store)(nil)
+
+// Now returns the store's clock, to the microsecond the store keeps.
+func (s *Store) Now(context.Context) (time.Time, error) {
+	return s.now(), nil
+}
+
+// Wakeups signals after every committed Update: sends, operator actions,
+// queues started.
+func (s *Store) Wakeups() <-chan struct{} {
+	return s.wake
+}
+
+func (s *Store) notify() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// engineUpdate runs fn in a read-write transaction of the group commit;
+// like Update, fn may run more than once.
+func (s *Store) engineUpdate(ctx context.Context, fn func(t *txn) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return s.errClosed()
+	}
+	if s.readOnly {
+		return fmt.Errorf("the store %s is open read-only", s.path)
+	}
+	return s.group.run(func(tx *bbolt.Tx) error {
+		t := &txn{tx: tx, clock: s.clock}
+		if err := fn(t); err != nil {
+			return err
+		}
+		return t.flush()
+	})
+}
+
+// Join starts a new epoch for node p.ID and lists the incarnations that
+// left messages DLNG.
+func (s *Store) Join(ctx context.Context, p store.JoinParams) (*store.Joined, error) {
+	var out *store.Joined
+	err := s.engineUpdate(ctx, func(t *txn) error {
+		epoch := t.epoch() + 1
+		if err := t.bucket(bucketMeta).Put([]byte(keyEpoch), binary.BigEndian.AppendUint64(nil, epoch)); err != nil {
+			return fmt.Errorf("join: store the epoch: %w", err)
+		}
+		t.epochValue = epoch
+		dead, err := t.deadNodes()
+		out = &store.Joined{Node: store.Node{ID: p.ID, Incarnation: epoch}, Dead: dead}
+		return err
+	})
+	return out, err
+}
+
+// deadNodes lists the incarnations of the DLNG messages.
+func (t *txn) deadNodes() ([]store.Node, error) {
+	var dead []store.Node
+	seen := map[store.Node]bool{}
+	err := t.Messages(store.MessageFilter{Statuses: []domain.Status{domain.StatusDLNG}}, func(m *domain.Message) error {
+		n := store.Node{ID: m.Node, Incarnation: m.Incarnation}
+		if !seen[n] {
+			seen[n] = true
+			dead = append(dead, n)
+		}
+		return nil
+	})
+	return dead, err
+}
+
+// fenced refuses a write of an incarnation that is not the current one.
+func (t *txn) fenced(n store.Node) error {
+	if epoch := t.epoch(); n.Incarnation != epoch {
+		return fmt.Errorf("node %s incarnation %d, store epoch %d: %w", n.ID, n.Incarnation, epoch, store.ErrFenced)
+	}
+	return nil
+}
+
+// Heartbeat has no other node to tell; it only checks that the node's
+// incarnation is still the store's.
+func (s *Store) Heartbeat(ctx context.Context, p store.HeartbeatParams) (*store.HeartbeatResult, error) {
+	err := s.View(ctx, func(r store.Reader) error { return r.(*txn).fenced(p.Node) })
+	return &store.HeartbeatResult{}, err
+}
+
+// Leave has no lease to give up: the next process to open the file takes
+// them all.
+func (s *Store) Leave(ctx context.Context, n store.Node) error {
+	return s.View(ctx, func(r store.Reader) error { return r.(*txn).fenced(n) })
+}
+
+// Recover runs crash recovery for one dead incarnation (§4).
+func (s *Store) Recover(ctx context.Context, p store.RecoverParams) (*store.RecoverResult, error) {
+	var out *store.RecoverResult
+	err := s.engineUpdate(ctx, func(t *txn) error {
+		if err := t.fenced(p.Node); err != nil {
+			return err
+		}
+		var err error
+		out, err = t.recoverNode(p)
+		return err
+	})
+	return out, err
+}
+
+func (t *txn) recoverNode(p store.RecoverParams) (*store.RecoverResult, error) {
+	var dlng []*domain.Message
+	err := t.Messages(store.MessageFilter{Statuses: []domain.Status{domain.StatusDLNG}}, func(m *domain.Message) error {
+		if m.Node == p.Dead.ID && m.Incarnation == p.Dead.Incarnation {
+			dlng = append(dlng, m)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := &store.RecoverResult{}
+	at := t.now()
+	for _, m := range dlng {
+		v := store.CrashVerdictOf(m, len(dlng), p)
+		key, _ := parseID(m.ID)
+		cur, err := t.stored(key)
+		if err != nil {
+			return nil, err
+		}
+		after, err := t.transition(key, cur, v.To, v.Update, store.EngineEntry(at, p.Node, v.Reason))
+		if err != nil {
+			return nil, err
+		}
+		hold := ""
+		if v.To == domain.StatusNDLV {
+			hold = "held behind blacklisted " + after.ID
+		}
+		if err := store.RestoreHold(t, after.Queue, store.EngineEntry(at, p.Node, hold)); err != nil {
+			return nil, err
+		}
+		if v.To == domain.StatusNDLV {
+			out.Blacklisted = append(out.Blacklisted, after)
+		} else {
+			out.Requeued = append(out.Requeued, after)
+		}
+	}
+	return out, nil
+}
+
+// idOf is parseID for ids the store wrote itself.
+func idOf(id string) uuid.UUID {
+	key, _ := parseID(id)
+	return key
+}

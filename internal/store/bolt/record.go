@@ -1,0 +1,113 @@
+package bolt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/store"
+)
+
+// Record applies a batch of outcomes and, in the same transaction, claims.
+func (s *Store) Record(ctx context.Context, p store.RecordParams) (*store.RecordResult, error) {
+	var out *store.RecordResult
+	var next turns
+	err := s.engineUpdate(ctx, func(t *txn) error {
+		if err := t.fenced(p.Node); err != nil {
+			return err
+		}
+		out = &store.RecordResult{Applied: make([]*domain.Message, len(p.Outcomes))}
+		at := t.now()
+		touched := map[string]bool{}
+		for i, o := range p.Outcomes {
+			after, err := t.apply(p.Node, o, at)
+			if errors.Is(err, domain.ErrConflict) {
+				if out.Conflicts == nil {
+					out.Conflicts = map[string]error{}
+				}
+				out.Conflicts[o.ID] = err
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			out.Applied[i] = after
+			if after.QoS == domain.EOIO {
+				touched[after.Queue] = true
+			}
+		}
+		// The HOLD rule once per queue, after all of the batch's outcomes.
+		for q := range touched {
+			if err := store.RestoreHold(t, q, store.EngineEntry(at, p.Node, "")); err != nil {
+				return err
+			}
+		}
+		if p.Claim == nil {
+			return nil
+		}
+		var err error
+		out.Claim, next, err = t.claim(*p.Claim, s.turns())
+		return err
+	})
+	if err == nil && p.Claim != nil {
+		s.setTurns(next)
+	}
+	return out, err
+}
+
+// apply records one outcome: a compare-and-set on DLNG, the claiming
+// incarnation and the lease epoch.
+func (t *txn) apply(node store.Node, o store.Outcome, at time.Time) (*domain.Message, error) {
+	cur, key, err := t.lookup(o.ID)
+	if errors.Is(err, domain.ErrNotFound) {
+		return nil, domain.Conflictf("message %s: it no longer exists", o.ID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case cur.Status != domain.StatusDLNG:
+		return nil, domain.Conflictf("message %s: status is %s, expected DLNG", o.ID, cur.Status)
+	case cur.Node != node.ID || cur.Incarnation != node.Incarnation:
+		return nil, domain.Conflictf("message %s: it is DLNG for node %s incarnation %d, not %s incarnation %d",
+			o.ID, cur.Node, cur.Incarnation, node.ID, node.Incarnation)
+	case o.Epoch != t.epoch():
+		return nil, fmt.Errorf("message %s: lease epoch %d, the queue's is %d: %w", o.ID, o.Epoch, t.epoch(), store.ErrFenced)
+	}
+	h := store.EngineEntry(at, node, o.Reason)
+	settled := func(m *domain.Message) { m.Node, m.Incarnation = "", 0 }
+	switch o.Kind {
+	case store.OutcomeDelivered:
+		if h.Reason == "" {
+			h.Reason = "delivered"
+		}
+		return t.transition(key, cur, domain.StatusDLVD, func(m *domain.Message) {
+			settled(m)
+			m.Error, m.ErrorClass = "", ""
+		}, h)
+	case store.OutcomeRetry, store.OutcomeFailed:
+		to, next := domain.StatusNDLV, (*time.Time)(nil)
+		if o.Kind == store.OutcomeRetry {
+			due := at.Add(o.RetryIn)
+			to, next = domain.StatusWAIT, &due
+		}
+		if h.Reason == "" {
+			h.Reason = string(o.Class) + " error: " + o.Error
+		}
+		return t.transition(key, cur, to, func(m *domain.Message) {
+			settled(m)
+			m.Error, m.ErrorClass, m.NextAttemptAt = o.Error, o.Class, next
+		}, h)
+	case store.OutcomeHandBack:
+		if h.Reason == "" {
+			h.Reason = "handed back at shutdown"
+		}
+		return t.transition(key, cur, domain.StatusTBDL, func(m *domain.Message) {
+			settled(m)
+			m.Attempts = max(0, m.Attempts-1)
+		}, h)
+	}
+	return nil, fmt.Errorf("message %s: outcome kind %d is unknown", o.ID, o.Kind)
+}

@@ -1,0 +1,316 @@
+package postgres
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/store"
+)
+
+// Message returns one message, without payload and history.
+func (t *txn) Message(id string) (*domain.Message, error) {
+	m, err := t.message(id)
+	if err != nil {
+		return nil, err
+	}
+	return m.Message, nil
+}
+
+// message reads a message; in a writable transaction after locking its
+// queue, in the same round trip, so that what it returns stays true until
+// commit.
+func (t *txn) message(id string) (*storedMessage, error) {
+	uid, ok := parseID(id)
+	if !ok {
+		return nil, notFound(id)
+	}
+	read := `SELECT ` + messageColumns + ` FROM messages WHERE id = $1`
+	if !t.writable {
+		m, err := scanMessage(t.tx.QueryRow(t.ctx, read, uid))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, notFound(id)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("message %s: %w", id, err)
+		}
+		return m, nil
+	}
+	// The lock comes first: the read is a statement of its own, so it
+	// sees what the queue's previous holder committed.
+	b := &pgx.Batch{}
+	var q *store.QueueRecord
+	b.Queue(queueSelect+` WHERE q.name = (SELECT queue FROM messages WHERE id = $1) FOR NO KEY UPDATE OF q`, uid).
+		QueryRow(func(row pgx.Row) error {
+			var err error
+			q, err = scanQueue(row)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			return err
+		})
+	var m *storedMessage
+	b.Queue(read, uid).QueryRow(func(row pgx.Row) error {
+		var err error
+		m, err = scanMessage(row)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		return err
+	})
+	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
+		return nil, fmt.Errorf("message %s: %w", id, err)
+	}
+	switch {
+	case m == nil:
+		return nil, notFound(id)
+	case q == nil:
+		return nil, fmt.Errorf("message %s: its queue %s has no record", id, m.Queue)
+	}
+	if _, ok := t.queues[q.Name]; !ok {
+		// The transaction's own record, once it has one, is ahead of the row.
+		t.queues[q.Name] = q
+	}
+	return m, nil
+}
+
+// Payload returns a copy of the message's payload.
+func (t *txn) Payload(id string) ([]byte, error) {
+	m, err := t.message(id)
+	if err != nil {
+		return nil, err
+	}
+	var p []byte
+	if err := t.tx.QueryRow(t.ctx, `SELECT data FROM payloads WHERE id = $1`, m.payloadID).Scan(&p); err != nil {
+		return nil, fmt.Errorf("message %s: payload: %w", id, err)
+	}
+	if p == nil {
+		p = []byte{}
+	}
+	return p, nil
+}
+
+// History returns the message's status changes, oldest first.
+func (t *txn) History(id string) ([]domain.HistoryEntry, error) {
+	if _, err := t.message(id); err != nil {
+		return nil, err
+	}
+	uid, _ := parseID(id)
+	rows, err := t.tx.Query(t.ctx, `SELECT at, coalesce(from_status, ''), to_status, coalesce(node, ''), actor,
+		coalesce(reason, '') FROM history WHERE message_id = $1 ORDER BY n`, uid)
+	if err != nil {
+		return nil, fmt.Errorf("message %s: history: %w", id, err)
+	}
+	var out []domain.HistoryEntry
+	var h domain.HistoryEntry
+	_, err = pgx.ForEachRow(rows, []any{&h.At, &h.From, &h.To, &h.Node, &h.Actor, &h.Reason}, func() error {
+		h.At = h.At.UTC()
+		out = append(out, h)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("message %s: history: %w", id, err)
+	}
+	return out, nil
+}
+
+// Insert stores a new message with its own payload. It sets m.Size and m.Seq
+// (and CreatedAt and UpdatedAt when they are zero) on the caller's value as
+// they are stored.
+func (t *txn) Insert(m *domain.Message, payload []byte, h domain.HistoryEntry) error {
+	uid, err := checkNew(m)
+	if err != nil {
+		return err
+	}
+	q, created, err := t.queueFor(m)
+	if err != nil {
+		return err
+	}
+	if h.At.IsZero() {
+		if h.At, err = t.now(); err != nil {
+			return err
+		}
+	}
+	h.From, h.To = "", m.Status
+	next := cloneQueue(q)
+	m.Size, m.Seq = int64(len(payload)), 0
+	if m.Status != domain.StatusPEND {
+		next.LastSeq++
+		m.Seq = next.LastSeq
+	}
+	if m.CreatedAt.IsZero() {
+		m.CreatedAt = h.At
+	}
+	if m.UpdatedAt.IsZero() {
+		m.UpdatedAt = m.CreatedAt
+	}
+	storedTimes(m)
+	payloadID, err := uuid.NewV7()
+	if err != nil {
+		return err
+	}
+	pid := pgtype.UUID{Bytes: payloadID, Valid: true}
+	if payload == nil {
+		payload = []byte{}
+	}
+	// One statement: the message, its payload and its first history entry,
+	// or — when the id exists already — nothing at all.
+	args := append(append([]any{uid}, messageValues(m)...), m.Queue, pid, payload)
+	args = append(args, historyValues(h)...)
+	var inserted int
+	err = t.tx.QueryRow(t.ctx, `WITH m AS (`+insertMessage+` ON CONFLICT (id) DO NOTHING RETURNING id),
+		p AS (INSERT INTO payloads (id, refs, data) SELECT $26::uuid, 1, $27::bytea FROM m),
+		h AS (INSERT INTO history (message_id, n, at, from_status, to_status, node, actor, reason)
+			SELECT id, 1, $28::timestamptz, $29::text, $30::text, $31::text, $32::text, $33::text FROM m)
+		SELECT count(*) FROM m`, args...).Scan(&inserted)
+	if err != nil {
+		return fmt.Errorf("message %s: store: %w", m.ID, err)
+	}
+	if inserted == 0 {
+		if created {
+			// Leave no queue behind for a message that was not stored.
+			if _, err := t.tx.Exec(t.ctx, `DELETE FROM queues WHERE name = $1`, m.Queue); err != nil {
+				return fmt.Errorf("queue %s: %w", m.Queue, err)
+			}
+			delete(t.queues, m.Queue)
+		}
+		return domain.Conflictf("message %s exists already", m.ID)
+	}
+	t.queues[m.Queue] = next
+	t.count(next, m, 1)
+	return nil
+}
+
+// checkNew checks what Insert needs of a message and returns its id.
+func checkNew(m *domain.Message) (pgtype.UUID, error) {
+	uid, ok := parseID(m.ID)
+	switch {
+	case !ok:
+		return uid, domain.Invalidf("message id %q is not a UUID", m.ID)
+	case m.Queue == "" || strings.IndexByte(m.Queue, 0) >= 0:
+		return uid, domain.Invalidf("message %s: queue name %q is empty or holds a NUL byte", m.ID, m.Queue)
+	case m.QoS != domain.EO && m.QoS != domain.EOIO:
+		return uid, domain.Invalidf("message %s: qos %q must be EO or EOIO", m.ID, m.QoS)
+	case m.Stage != domain.Inbound && m.Stage != domain.Outbound:
+		return uid, domain.Invalidf("message %s: stage %q must be inbound or outbound", m.ID, m.Stage)
+	case !m.Status.Valid():
+		return uid, domain.Invalidf("message %s: status %q is not a status", m.ID, m.Status)
+	}
+	return uid, nil
+}
+
+// queueFor locks the queue of a new message, creating it on its first
+// message: qos and stage come from the message, and an outbound queue
+// delivers to the message's receiver. created reports a new queue.
+func (t *txn) queueFor(m *domain.Message) (q *store.QueueRecord, created bool, err error) {
+	q, err = t.lockQueue(m.Queue)
+	if !errors.Is(err, domain.ErrNotFound) {
+		return q, false, err
+	}
+	at, err := t.now()
+	if err != nil {
+		return nil, false, err
+	}
+	receiver := ""
+	if m.Stage == domain.Outbound {
+		receiver = m.Receiver
+	}
+	// A concurrent first message may create the queue too: the one that
+	// comes second waits for the first to commit, then finds it.
+	tag, err := t.tx.Exec(t.ctx, `INSERT INTO queues (name, qos, stage, receiver, created_at)
+		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) DO NOTHING`, m.Queue, m.QoS, m.Stage, optional(receiver), at)
+	if err != nil {
+		return nil, false, fmt.Errorf("queue %s: create: %w", m.Queue, err)
+	}
+	q, err = t.lockQueue(m.Queue)
+	return q, tag.RowsAffected() == 1, err
+}
+
+// Transition changes a message's status by compare-and-set.
+func (t *txn) Transition(p store.TransitionParams) (*domain.Message, error) {
+	if !p.To.Valid() {
+		return nil, domain.Invalidf("message %s: status %q is not a status", p.ID, p.To)
+	}
+	cur, err := t.message(p.ID)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(p.From, cur.Status) {
+		return nil, domain.Conflictf("message %s: status is %s, expected %s", p.ID, cur.Status, joinStatuses(p.From))
+	}
+	if p.To == domain.StatusPEND && cur.Status != domain.StatusPEND {
+		return nil, domain.Invalidf("message %s: status %s cannot go back to PEND", p.ID, cur.Status)
+	}
+	q := t.queues[cur.Queue]
+	next := cur.Clone()
+	if p.Update != nil {
+		p.Update(next)
+		if next.ID != cur.ID || next.Queue != cur.Queue || next.Seq != cur.Seq || next.Status != cur.Status {
+			return nil, fmt.Errorf("message %s: a transition's Update must not change the id, queue, seq or status", p.ID)
+		}
+	}
+	h := p.History
+	if h.At.IsZero() {
+		if h.At, err = t.now(); err != nil {
+			return nil, err
+		}
+	}
+	h.From, h.To = cur.Status, p.To
+	next.Status, next.UpdatedAt, next.History = p.To, h.At, nil
+	storedTimes(next)
+	nq := cloneQueue(q)
+	if cur.Status == domain.StatusPEND && p.To != domain.StatusPEND {
+		nq.LastSeq++
+		next.Seq = nq.LastSeq
+	}
+	uid, _ := parseID(p.ID)
+	b := &pgx.Batch{}
+	b.Queue(updateMessage, append([]any{uid}, messageValues(next)...)...)
+	b.Queue(insertHistory, append([]any{uid}, historyValues(h)...)...)
+	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
+		return nil, fmt.Errorf("message %s: store: %w", p.ID, err)
+	}
+	t.queues[cur.Queue] = nq
+	t.count(nq, cur.Message, -1)
+	t.count(nq, next, 1)
+	return next, nil
+}
+
+// Delete removes a message with its history, and its payload unless other
+// messages still share it.
+func (t *txn) Delete(id string) error {
+	m, err := t.message(id)
+	if err != nil {
+		return err
+	}
+	uid, _ := parseID(id)
+	b := &pgx.Batch{}
+	b.Queue(`DELETE FROM history WHERE message_id = $1`, uid)
+	b.Queue(`DELETE FROM messages WHERE id = $1`, uid)
+	// The decrement waits for a concurrent one (a copy in another queue
+	// deleted at once), so the last of them sees zero.
+	b.Queue(`UPDATE payloads SET refs = refs - 1 WHERE id = $1`, m.payloadID)
+	b.Queue(`DELETE FROM payloads WHERE id = $1 AND refs = 0`, m.payloadID)
+	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
+		return fmt.Errorf("message %s: delete: %w", id, err)
+	}
+	t.count(t.queues[m.Queue], m.Message, -1)
+	return nil
+}
+
+func joinStatuses(ss []domain.Status) string {
+	if len(ss) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(ss))
+	for i, s := range ss {
+		parts[i] = string(s)
+	}
+	return strings.Join(parts, " or ")
+}

@@ -1,0 +1,155 @@
+// Package postgres is the PostgreSQL store of queuectl, which several nodes
+// of a cluster share (§11). It implements store.Store on pgx's connection
+// pool; the schema is in migrations/, applied by Migrate.
+//
+// Tables (see migrations/ for every column and index):
+//
+//	queues    one row per queue: qos, stage, stopped, last seq and the
+//	          per-status counters
+//	messages  message metadata; payload_id names the payload it shares
+//	payloads  payload bytes, stored once and reference-counted
+//	history   every status change of a message
+//	params    tuning values
+//	audit     operator actions
+//	nodes     one row per start (incarnation) of a node
+//	leases    queue ownership with its epoch
+//
+// A View is a REPEATABLE READ, read-only transaction: one snapshot. An
+// Update is a READ COMMITTED transaction in which every change — and every
+// read a decision may rest on — first locks the row of the message's queue.
+// So the writers of one queue take turns, as on the embedded store, while
+// writers of different queues do not wait for each other.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/store"
+)
+
+// Store is a queuectl store in a PostgreSQL database. It is safe for
+// concurrent use.
+type Store struct {
+	pool *pgxpool.Pool
+	// target names the database in messages, without its password.
+	target  string
+	commits atomic.Uint64
+
+	// mu is held shared by every View and Update and exclusively by Close,
+	// so that Close waits for the transactions under way.
+	mu     sync.RWMutex
+	closed bool
+}
+
+var _ store.Store = (*Store)(nil)
+
+// maxAttempts bounds how often Update runs fn when PostgreSQL reports a
+// deadlock or a serialization failure; each of those means another
+// transaction went ahead, so the next attempt usually succeeds.
+const maxAttempts = 10
+
+// View runs fn in a read-only transaction that sees one snapshot.
+func (s *Store) View(ctx context.Context, fn func(store.Reader) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return s.errClosed()
+	}
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return s.dbError(err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	if err := fn(newTxn(ctx, tx, false)); err != nil {
+		return err
+	}
+	return s.dbError(tx.Commit(ctx))
+}
+
+// Update runs fn in a read-write transaction and commits it. When
+// PostgreSQL aborts the transaction for a deadlock or a serialization
+// failure, fn runs again in a new one, as the Store contract allows.
+func (s *Store) Update(ctx context.Context, fn func(store.Writer) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return s.errClosed()
+	}
+	for attempt := 1; ; attempt++ {
+		err := s.update(ctx, fn)
+		if err == nil {
+			s.commits.Add(1)
+			return nil
+		}
+		if !retryable(err) || attempt == maxAttempts {
+			return s.dbError(err)
+		}
+		// A short random pause, growing with the attempts, so that the
+		// transactions that collided do not collide again.
+		pause := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 7)))
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+	}
+}
+
+func (s *Store) update(ctx context.Context, fn func(store.Writer) error) error {
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	t := newTxn(ctx, tx, true)
+	if err := fn(t); err != nil {
+		return err
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// retryable reports whether err aborted a transaction that may succeed
+// when run again: a deadlock or a serialization failure.
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+}
+
+// Commits returns how many Updates committed since Open.
+func (s *Store) Commits() uint64 { return s.commits.Load() }
+
+// Close waits for the transactions under way and closes the pool. Closing
+// a closed store does nothing.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	s.pool.Close()
+	return nil
+}
+
+func (s *Store) errClosed() error {
+	return domain.Errorf(domain.ErrUnavailable, "the store %s is closed", s.target)
+}

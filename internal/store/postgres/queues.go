@@ -1,0 +1,153 @@
+package postgres
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/store"
+)
+
+// openStatuses is the predicate of the messages_open index: the statuses
+// that take part in a queue's delivery order (not PEND, DLVD or FAIL). A
+// query must state it as written for PostgreSQL to use the index.
+const openStatuses = `status IN ('TBDL', 'DLNG', 'WAIT', 'HOLD', 'NDLV')`
+
+// Queue returns one queue's record; in a writable transaction it locks the
+// queue.
+func (t *txn) Queue(name string) (*store.QueueRecord, error) {
+	if t.writable {
+		q, err := t.lockQueue(name)
+		if err != nil {
+			return nil, err
+		}
+		return cloneQueue(q), nil
+	}
+	q, err := scanQueue(t.tx.QueryRow(t.ctx, queueSelect+` WHERE q.name = $1`, name))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, domain.NotFoundf("queue %s does not exist", name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("queue %s: %w", name, err)
+	}
+	return q, nil
+}
+
+// Queues calls fn for each queue in name order after the name `after`.
+func (t *txn) Queues(after string, fn func(*store.QueueRecord) error) error {
+	// The rows are read: they must hold what this transaction changed.
+	if err := t.flush(); err != nil {
+		return err
+	}
+	for {
+		rows, err := t.tx.Query(t.ctx, queueSelect+` WHERE q.name > $1 ORDER BY q.name LIMIT $2`, after, pageSize)
+		if err != nil {
+			return fmt.Errorf("list queues: %w", err)
+		}
+		page, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*store.QueueRecord, error) { return scanQueue(row) })
+		if err != nil {
+			return fmt.Errorf("list queues: %w", err)
+		}
+		for _, q := range page {
+			if own, ok := t.queues[q.Name]; ok {
+				q = cloneQueue(own)
+			}
+			if err := fn(q); err != nil {
+				return stopped(err)
+			}
+			after = q.Name
+		}
+		if len(page) < pageSize {
+			return nil
+		}
+	}
+}
+
+// SetStopped stops or starts delivery of an existing queue.
+func (t *txn) SetStopped(queue string, stopped bool) error {
+	q, err := t.lockQueue(queue)
+	if err != nil {
+		return err
+	}
+	if q.Stopped != stopped {
+		q.Stopped = stopped
+		t.dirty[q.Name] = true
+	}
+	return nil
+}
+
+// QueueMessages calls fn for a queue's messages in seq order after
+// p.AfterSeq; with p.Open only the open ones, read from their own index.
+func (t *txn) QueueMessages(queue string, p store.QueueMessagesParams, fn func(*domain.Message) error) error {
+	if t.writable {
+		if _, err := t.lockQueue(queue); errors.Is(err, domain.ErrNotFound) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+	where := `queue = $1 AND seq > $2`
+	if p.Open {
+		where += ` AND ` + openStatuses
+	}
+	after := int64(min(p.AfterSeq, uint64(1)<<63-1))
+	lim := limiter{limit: p.Limit}
+	for {
+		n := lim.page()
+		page, err := t.messages(`SELECT `+messageColumns+` FROM messages WHERE `+where+` ORDER BY seq LIMIT $3`, queue, after, n)
+		if err != nil {
+			return fmt.Errorf("queue %s: %w", queue, err)
+		}
+		for _, m := range page {
+			if err := fn(m); err != nil {
+				return stopped(err)
+			}
+			after = int64(m.Seq)
+			if lim.done() {
+				return nil
+			}
+		}
+		if len(page) < n {
+			return nil
+		}
+	}
+}
+
+// Head returns the first open message of the queue that holds it up: the
+// messages_open index in seq order, passing over what domain.PassedOver
+// says has left the queue's order.
+func (t *txn) Head(queue string) (*domain.Message, error) {
+	if t.writable {
+		if _, err := t.lockQueue(queue); errors.Is(err, domain.ErrNotFound) {
+			return nil, nil
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	page, err := t.messages(`SELECT `+messageColumns+` FROM messages
+		WHERE queue = $1 AND `+openStatuses+` AND NOT passed_over ORDER BY seq LIMIT 1`, queue)
+	if err != nil {
+		return nil, fmt.Errorf("queue %s: head: %w", queue, err)
+	}
+	if len(page) == 0 {
+		return nil, nil
+	}
+	return page[0], nil
+}
+
+// messages runs a query of messageColumns and returns its rows.
+func (t *txn) messages(sql string, args ...any) ([]*domain.Message, error) {
+	rows, err := t.tx.Query(t.ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*domain.Message, error) {
+		m, err := scanMessage(row)
+		if err != nil {
+			return nil, err
+		}
+		return m.Message, nil
+	})
+}

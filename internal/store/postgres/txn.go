@@ -1,0 +1,196 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/store"
+)
+
+// pageSize is how many rows a walk reads per query. Walks read page by page
+// (keyset paging), so that memory does not grow with the rows walked and the
+// walk function may run statements of its own between pages: a connection
+// runs one statement at a time.
+const pageSize = 256
+
+// txn is the Reader and Writer of one transaction.
+//
+// In a writable transaction every change to a queue or its messages, and
+// every read of a queue (Queue, Head, QueueMessages) or of a message, first
+// locks the queue's row (FOR NO KEY UPDATE). The transaction then keeps the
+// queue's record itself: the counters and the sequence change in memory and
+// reach the row once, at commit (or before a walk of all queues reads the
+// rows), instead of once per message.
+type txn struct {
+	ctx      context.Context
+	tx       pgx.Tx
+	writable bool
+	// queues holds the records of the queues this transaction locked, as
+	// the transaction changed them; dirty names those whose row is behind.
+	queues map[string]*store.QueueRecord
+	dirty  map[string]bool
+	// clock is the database's time of the transaction, once read.
+	clock time.Time
+	// params holds the tuning values this transaction read or wrote:
+	// placement reads them for every message it sends.
+	params map[[2]string]param
+}
+
+// param is one tuning value as a transaction knows it.
+type param struct {
+	value int
+	ok    bool
+}
+
+var (
+	_ store.Reader = (*txn)(nil)
+	_ store.Writer = (*txn)(nil)
+)
+
+func newTxn(ctx context.Context, tx pgx.Tx, writable bool) *txn {
+	return &txn{ctx: ctx, tx: tx, writable: writable, queues: map[string]*store.QueueRecord{}, dirty: map[string]bool{},
+		params: map[[2]string]param{}}
+}
+
+// now returns the database's clock: the start of the transaction, the same
+// for every change it makes, and the same on every node of a cluster.
+func (t *txn) now() (time.Time, error) {
+	if t.clock.IsZero() {
+		if err := t.tx.QueryRow(t.ctx, `SELECT now()`).Scan(&t.clock); err != nil {
+			return time.Time{}, err
+		}
+		t.clock = t.clock.UTC()
+	}
+	return t.clock, nil
+}
+
+// queueColumns are the columns of a queue record with the epoch of its
+// lease, from queueFrom, in the order scanQueue reads them.
+const (
+	queueColumns = `q.name, q.qos, q.stage, coalesce(q.receiver, ''), q.stopped, q.last_seq,
+	q.n_pend, q.n_tbdl, q.n_dlng, q.n_wait, q.n_hold, q.n_ndlv, q.n_dlvd, q.n_fail, q.passed_over,
+	q.created_at, coalesce(l.epoch, 0)`
+	queueFrom   = ` FROM queues q LEFT JOIN leases l ON l.queue = q.name`
+	queueSelect = `SELECT ` + queueColumns + queueFrom
+)
+
+// scanQueue reads one row of queueSelect, and into extra the columns a
+// query adds after them.
+func scanQueue(row pgx.Row, extra ...any) (*store.QueueRecord, error) {
+	var q store.QueueRecord
+	var n [8]int64
+	err := row.Scan(append([]any{&q.Name, &q.QoS, &q.Stage, &q.Receiver, &q.Stopped, &q.LastSeq,
+		&n[0], &n[1], &n[2], &n[3], &n[4], &n[5], &n[6], &n[7], &q.PassedOver, &q.CreatedAt, &q.Epoch}, extra...)...)
+	if err != nil {
+		return nil, err
+	}
+	q.CreatedAt = q.CreatedAt.UTC()
+	q.Counts = map[domain.Status]int64{}
+	for i, s := range []domain.Status{domain.StatusPEND, domain.StatusTBDL, domain.StatusDLNG, domain.StatusWAIT,
+		domain.StatusHOLD, domain.StatusNDLV, domain.StatusDLVD, domain.StatusFAIL} {
+		if n[i] != 0 {
+			q.Counts[s] = n[i]
+		}
+	}
+	return &q, nil
+}
+
+// lockQueue locks a queue's row for the rest of the transaction and returns
+// the transaction's record of it; one that does not exist is not found.
+func (t *txn) lockQueue(name string) (*store.QueueRecord, error) {
+	if q, ok := t.queues[name]; ok {
+		return q, nil
+	}
+	// The clock comes along: the changes that follow need it.
+	var clock time.Time
+	q, err := scanQueue(t.tx.QueryRow(t.ctx, `SELECT `+queueColumns+`, now()`+queueFrom+
+		` WHERE q.name = $1 FOR NO KEY UPDATE OF q`, name), &clock)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, domain.NotFoundf("queue %s does not exist", name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("queue %s: %w", name, err)
+	}
+	t.queues[name] = q
+	if t.clock.IsZero() {
+		t.clock = clock.UTC()
+	}
+	return q, nil
+}
+
+// count adds n to the counters of q that m counts in: its status and, if
+// it is passed over, PassedOver; the row follows at flush.
+func (t *txn) count(q *store.QueueRecord, m *domain.Message, n int64) {
+	q.Counts[m.Status] += n
+	if q.Counts[m.Status] == 0 {
+		delete(q.Counts, m.Status)
+	}
+	if domain.PassedOver(m.QoS, m.Status, m.ErrorClass) {
+		q.PassedOver += n
+	}
+	t.dirty[q.Name] = true
+}
+
+// flush writes the records of the queues this transaction changed to their
+// rows, in name order.
+func (t *txn) flush() error {
+	if len(t.dirty) == 0 {
+		return nil
+	}
+	b := &pgx.Batch{}
+	for _, name := range slices.Sorted(maps.Keys(t.dirty)) {
+		q := t.queues[name]
+		c := q.Counts
+		b.Queue(`UPDATE queues SET stopped = $2, last_seq = $3, n_pend = $4, n_tbdl = $5, n_dlng = $6, n_wait = $7,
+			n_hold = $8, n_ndlv = $9, n_dlvd = $10, n_fail = $11, passed_over = $12 WHERE name = $1`,
+			name, q.Stopped, q.LastSeq, c[domain.StatusPEND], c[domain.StatusTBDL], c[domain.StatusDLNG], c[domain.StatusWAIT],
+			c[domain.StatusHOLD], c[domain.StatusNDLV], c[domain.StatusDLVD], c[domain.StatusFAIL], q.PassedOver)
+	}
+	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
+		return fmt.Errorf("store the queue counters: %w", err)
+	}
+	clear(t.dirty)
+	return nil
+}
+
+// cloneQueue returns a copy of q that the caller may change.
+func cloneQueue(q *store.QueueRecord) *store.QueueRecord {
+	c := *q
+	c.Counts = maps.Clone(q.Counts)
+	return &c
+}
+
+// stopped turns store.ErrStop, by which a walk function ends the walk, into
+// success.
+func stopped(err error) error {
+	if errors.Is(err, store.ErrStop) {
+		return nil
+	}
+	return err
+}
+
+// limiter counts the rows handed out and ends a walk at the limit.
+type limiter struct {
+	limit, n int
+}
+
+// done records one row and reports whether the limit is reached.
+func (l *limiter) done() bool {
+	l.n++
+	return l.limit > 0 && l.n >= l.limit
+}
+
+// page returns how many rows the next query of a walk may read.
+func (l *limiter) page() int {
+	if l.limit > 0 {
+		return min(pageSize, l.limit-l.n)
+	}
+	return pageSize
+}
