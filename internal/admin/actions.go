@@ -16,9 +16,12 @@ type Operator interface {
 	Act(ctx context.Context, p ActParams) (*BulkResult, error)
 	// Tuning lists the tuning values (§7) with the queues that exist for each.
 	Tuning(ctx context.Context) ([]TuningEntry, error)
-	// Tune sets (value > 0) or unsets (value 0) a tuning value.
-	Tune(ctx context.Context, param, sub string, value int) (*TuningEntry, error)
-	// Audit calls fn for the audit entries matching f, oldest first.
+	// Tune sets or unsets a tuning value and returns the entry now in force.
+	// It checks everything itself, the value included, so that every
+	// refusal is audited the same way wherever the request came from.
+	Tune(ctx context.Context, p TuneParams) (*TuningEntry, error)
+	// Audit calls fn for the audit entries matching f, newest first (oldest
+	// first with f.OldestFirst).
 	Audit(ctx context.Context, f AuditFilter, fn func(*domain.AuditEntry) error) error
 	// Purge deletes DLVD and FAIL messages last changed before the cutoffs.
 	Purge(ctx context.Context, p PurgeParams) (*PurgeResult, error)
@@ -42,13 +45,38 @@ const (
 // QueueAction reports whether a targets queue names rather than message ids.
 func (a Action) QueueAction() bool { return a == ActStop || a == ActStart }
 
-// ActParams describe one call of Act.
+// Selects reports whether a queue action selects q when it acts on a
+// selection: stop the queues that run, start the stopped ones.
+func (a Action) Selects(q *domain.Queue) bool {
+	return a.QueueAction() && q.Stopped == (a == ActStart)
+}
+
+// ActParams describe one call of Act: one action, however many targets.
 type ActParams struct {
-	Action  Action
+	Action Action
+	// Targets are message ids, or queue names for queue actions.
 	Targets []string
+	// Select, instead of Targets, names the targets by the filters of the
+	// list commands (--all).
+	Select *Selection
 	// Reason is recorded in the history and audit log (message fail).
 	Reason string
 	DryRun bool
+	// CountOnly leaves the result's ChangedIDs empty (Changed still counts
+	// them), for a caller that prints a summary of a large selection.
+	CountOnly bool
+}
+
+// Selection names an action's targets by a filter: the messages or queues
+// the list commands would show, in id (name) order, up to and including
+// Last, so that what appeared after the operator counted is left alone.
+// A queue action selects only the queues it can change (Action.Selects).
+// After and Limit of the filter are the service's to set.
+type Selection struct {
+	Messages *MessageFilter
+	Queues   *QueueFilter
+	// Last is the last target counted; empty is no bound.
+	Last string
 }
 
 // BulkResult is the outcome of an action over many targets (§5).
@@ -89,12 +117,37 @@ type TuningEntry struct {
 	Queues []string `json:"queues" yaml:"queues"`
 }
 
-// AuditFilter selects audit entries.
+// TuneParams describe one change of a tuning value (§7).
+type TuneParams struct {
+	Param string
+	// Sub is the role (EO_INBOUND_PARALLEL) or a configured receiver
+	// (EO_OUTBOUND_PARALLEL; empty: every receiver without its own value).
+	Sub string
+	// Value is the new value as the operator wrote it: a whole number from 1
+	// to MaxParallel. Empty with Unset.
+	Value string
+	// Unset removes the value, so the default applies again; unsetting a
+	// value that is not set is an error of kind not found.
+	Unset bool
+}
+
+// MaxParallel is the largest tuning value (§7).
+const MaxParallel = 9999
+
+// AuditFilter selects audit entries. Empty fields select all.
 type AuditFilter struct {
-	Since    time.Time
-	Actor    string
-	AfterSeq uint64
-	Limit    int
+	Since  time.Time
+	Actor  string
+	Action string
+	// Result is ok, conflict, denied or error.
+	Result string
+	// OldestFirst lists the oldest entry first; by default the newest is.
+	OldestFirst bool
+	// After is the cursor: the seq of the last entry of the previous page;
+	// the list goes on after it in its own order (older entries, newest
+	// first). 0 starts at the beginning.
+	After uint64
+	Limit int
 }
 
 // PurgeParams select what `purge` deletes.

@@ -1,16 +1,23 @@
-// Package admin is the one service through which every front end — the CLI
-// in embedded mode, the HTTP API and the TUI — reads and changes queuectl's
-// state. The local implementation works on a store; a remote client will
-// implement the same interface over HTTP.
+// Package admin is the one service through which every front end — the CLI,
+// the HTTP API and the TUI — reads and changes queuectl's state. The local
+// implementation (admin/local) works on a store; the remote client
+// (admin/remote) implements the same interface over the HTTP API; admintest
+// is the suite both pass. The seam has its own types and sentinel errors:
+// nothing of the store's leaks through it.
 package admin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/queuectl/queuectl/internal/domain"
 )
+
+// ErrStop, returned by the function a walk (Queues, QueueMessages, Messages,
+// Audit) calls for each item, ends the walk early without an error.
+var ErrStop = errors.New("stop the walk")
 
 // Service is what an operator or producer can do.
 type Service interface {
@@ -30,6 +37,10 @@ type Service interface {
 	Message(ctx context.Context, id string) (*domain.Message, error)
 	// Payload returns a message's payload, byte for byte.
 	Payload(ctx context.Context, id string) ([]byte, error)
+	// Names lists the names of one kind that start with a prefix, in order:
+	// what shell completion offers, from the store or server the commands
+	// work on.
+	Names(ctx context.Context, p NamesParams) ([]string, error)
 	Operator
 	// RecordRefusal writes the audit entry of a request that a front end
 	// refused before it reached the service.
@@ -74,6 +85,35 @@ type MessageFilter struct {
 	After       string
 	Limit       int
 }
+
+// NameKind is a kind of name an operator types.
+type NameKind string
+
+// The kinds of names Names lists.
+const (
+	NameQueue    NameKind = "queue"    // physical queues
+	NameReceiver NameKind = "receiver" // configured receivers and those of existing outbound queues
+	NameStatus   NameKind = "status"   // message statuses (§4)
+	NameState    NameKind = "state"    // queue states (§5)
+	NameParam    NameKind = "param"    // tuning parameters (§7)
+	NameSub      NameKind = "sub"      // the subparameters of NamesParams.Param
+)
+
+// NameKinds lists the kinds.
+var NameKinds = []NameKind{NameQueue, NameReceiver, NameStatus, NameState, NameParam, NameSub}
+
+// NamesParams select names for Names.
+type NamesParams struct {
+	Kind   NameKind
+	Prefix string
+	// Param is the tuning parameter whose subparameters NameSub lists.
+	Param string
+	// Limit bounds the list; 0 means DefaultNames.
+	Limit int
+}
+
+// DefaultNames is how many names Names lists unless asked for fewer.
+const DefaultNames = 200
 
 // RequestError says which request of a batch (0-based Index) was refused.
 type RequestError struct {

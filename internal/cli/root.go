@@ -109,7 +109,9 @@ New here? Run 'queuectl demo', then 'queuectl queue blocked'.`,
 	// --timeout bounds every command but the long-running ones.
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		f.CreateStore = cmdutil.MayCreateStore(cmd)
-		if cmd.Name() == "serve" || cmd.Name() == "demo" {
+		// Shell completion parses the global flags itself, after this runs:
+		// reading the configuration now would read it without them.
+		if cmd.Name() == "serve" || cmd.Name() == "demo" || cmd.Name() == cobra.ShellCompRequestCmd {
 			return nil
 		}
 		ctx, cancel := f.Context(cmd.Context())
@@ -158,6 +160,7 @@ New here? Run 'queuectl demo', then 'queuectl queue blocked'.`,
 		newCompletionCmd(),
 		gendocs.NewCmd(root),
 	)
+	f.RegisterCompletions(root)
 	return root
 }
 

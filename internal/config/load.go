@@ -3,7 +3,6 @@ package config
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -165,88 +164,6 @@ func cleanDecodeError(err error) string {
 	s = strings.ReplaceAll(s, "decoding failed due to the following error(s):\n\n", "")
 	s = strings.ReplaceAll(s, "\n", "; ")
 	return strings.TrimSpace(s)
-}
-
-// Validate checks the values that a typo would otherwise carry into a
-// running engine.
-func (c *Config) Validate() error {
-	if _, err := domain.ParseRole(c.Engine.Role); err != nil {
-		return err
-	}
-	checks := []struct {
-		ok   bool
-		what string
-	}{
-		{c.Engine.Workers >= 1, fmt.Sprintf("engine.workers %d must be at least 1", c.Engine.Workers)},
-		{c.Engine.EOWindow >= 1, fmt.Sprintf("engine.eo_window %d must be at least 1 (1 makes EO queues serial)", c.Engine.EOWindow)},
-		{c.Engine.MaxPayload >= 0, fmt.Sprintf("engine.max_payload %d must not be negative", c.Engine.MaxPayload)},
-		{c.Engine.Retry.Count >= 0, fmt.Sprintf("engine.retry.count %d must not be negative", c.Engine.Retry.Count)},
-		{c.Engine.Retry.Interval >= 0, "engine.retry.interval must not be negative"},
-		{c.Engine.Retry.Backoff == "fixed" || c.Engine.Retry.Backoff == "exponential",
-			fmt.Sprintf("engine.retry.backoff %q must be fixed or exponential", c.Engine.Retry.Backoff)},
-		{c.Engine.Blacklisting.Crashes >= 1, fmt.Sprintf("engine.blacklisting.crashes %d must be at least 1", c.Engine.Blacklisting.Crashes)},
-		{c.Engine.Retention.Audit >= 0, "engine.retention.audit must not be negative (0 keeps the audit log for ever)"},
-		{c.Timeout >= 0, "timeout must not be negative"},
-	}
-	for _, ch := range checks {
-		if !ch.ok {
-			return domain.Invalidf("%s", ch.what)
-		}
-	}
-	for name, r := range c.Receivers {
-		if err := r.validate(name); err != nil {
-			return err
-		}
-	}
-	if err := validateTokens(c.Server.Tokens); err != nil {
-		return err
-	}
-	for name, ctx := range c.Contexts {
-		if ctx.Server != "" && ctx.Store != "" {
-			return domain.Invalidf("contexts.%s: server and store exclude each other: a context talks to a server or works on a store", name)
-		}
-	}
-	if c.Context != "" {
-		if _, ok := c.Contexts[c.Context]; !ok {
-			return domain.Invalidf("context %q is not defined under contexts: in the config file", c.Context)
-		}
-	}
-	if c.CurrentContext != "" {
-		if _, ok := c.Contexts[c.CurrentContext]; !ok {
-			return domain.Invalidf("current_context %q is not defined under contexts: in the config file", c.CurrentContext)
-		}
-	}
-	return nil
-}
-
-func (r Receiver) validate(name string) error {
-	if err := domain.ValidateParty("receiver", name); err != nil {
-		return err
-	}
-	switch r.Type {
-	case "http":
-		if len(r.URLs) == 0 {
-			return domain.Invalidf("receivers.%s: type http needs urls", name)
-		}
-	case "exec":
-		if len(r.Command) == 0 {
-			return domain.Invalidf("receivers.%s: type exec needs command", name)
-		}
-		if err := validateEnv(name, r.Env, r.InheritEnv); err != nil {
-			return err
-		}
-	case "file":
-		if r.Dir == "" {
-			return domain.Invalidf("receivers.%s: type file needs dir", name)
-		}
-	case "discard":
-	default:
-		return domain.Invalidf("receivers.%s: type %q must be http, exec, file or discard", name, r.Type)
-	}
-	if r.Type != "exec" && (len(r.Env) > 0 || len(r.InheritEnv) > 0) {
-		return domain.Invalidf("receivers.%s: env and inherit_env are for exec receivers, not %s", name, r.Type)
-	}
-	return nil
 }
 
 // LoadFile loads the configuration from one file, with the environment and

@@ -329,8 +329,8 @@ func TestLoadInvalidValues(t *testing.T) {
 		{"env QUEUECTL_", "receivers: {A: {type: exec, command: [x], env: {QUEUECTL_SEQ: '1'}}}\n", nil, `receivers.A.env: QUEUECTL_SEQ: the QUEUECTL_ variables are the message's metadata`},
 		{"inherit_env QUEUECTL_", "receivers: {A: {type: exec, command: [x], inherit_env: [queuectl_token]}}\n", nil, `receivers.A.inherit_env: queuectl_token`},
 		{"inherit_env name", "receivers: {A: {type: exec, command: [x], inherit_env: ['1X']}}\n", nil, `receivers.A.inherit_env: "1X"`},
-		{"env on http", "receivers: {A: {type: http, urls: [x], env: {X: y}}}\n", nil, `receivers.A: env and inherit_env are for exec receivers, not http`},
-		{"audit retention", "engine: {retention: {audit: -1h}}\n", nil, "engine.retention.audit must not be negative"},
+		{"env on http", "receivers: {A: {type: http, urls: ['http://127.0.0.1:9000/in'], env: {X: y}}}\n", nil, `receivers.A: env and inherit_env are for exec receivers, not http`},
+		{"audit retention", "engine: {retention: {audit: -1h}}\n", nil, "engine.retention.audit -1h0m0s must not be negative"},
 		{"undefined context flag", "contexts: {prod: {server: 'https://x'}}\n", []string{"--context", "staging"}, `context "staging" is not defined`},
 		{"undefined context, none defined", "", []string{"--context", "prod"}, `context "prod" is not defined`},
 		{"undefined current_context", "current_context: staging\ncontexts: {prod: {server: 'https://x'}}\n", nil, `current_context "staging" is not defined`},
@@ -442,4 +442,47 @@ func mapKeys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestLoadChecksRoutesAndRanges: what config check reports, every command
+// refuses (exit 2), naming the key; the error reads as the first problem
+// and its hint counts the others.
+func TestLoadChecksRoutesAndRanges(t *testing.T) {
+	t.Parallel()
+
+	tests := []struct {
+		name, content, want string
+	}{
+		{"route to a null receiver", "receivers: {DROPBOX: {type: file, dir: /x}}\nroutes: [{sender: ERP, receivers: [DROPBOX, NULL]}]\n",
+			"routes[0].receivers[1] is empty"},
+		{"route to a typo", "receivers: {WMS: {type: discard}}\nroutes: [{sender: ERP, receivers: [WMX]}]\n",
+			"routes[0].receivers[0]: WMX is not a configured receiver (did you mean WMS?)"},
+		{"route to nothing configured", "routes: [{sender: ERP, receivers: [WMS]}]\n", "routes[0].receivers[0]: WMS is not a configured receiver"},
+		{"route without receivers", "routes: [{sender: ERP}]\n", "routes[0].receivers is empty"},
+		{"route without sender", "receivers: {WMS: {type: discard}}\nroutes: [{receivers: [WMS]}]\n", "routes[0].sender: sender is required"},
+		{"max_interval below interval", "engine: {retry: {interval: 10m, max_interval: 1m}}\n",
+			"engine.retry.max_interval 1m0s must be at least engine.retry.interval (10m0s)"},
+		{"zero interval", "engine: {retry: {interval: 0s}}\n", "engine.retry.interval 0s must be more than 0"},
+		{"zero payload", "engine: {max_payload: 0}\n", "engine.max_payload 0 must be at least 1 byte"},
+		{"lease below heartbeat", "cluster: {heartbeat: 10s, lease_ttl: 5s}\n", "cluster.lease_ttl 5s must be longer than cluster.heartbeat (10s)"},
+		{"max checks", "tx: {max_checks: 0}\n", "tx.max_checks 0 must be at least 1"},
+		{"http url", "receivers: {WMS: {type: http, urls: ['127.0.0.1:9000/in']}}\n", `receivers.WMS.urls[0] "127.0.0.1:9000/in" is not an http:// or https:// URL`},
+		{"check url", "senders: {ERP: {check_url: 'ftp://x/y'}}\n", `senders.ERP.check_url "ftp://x/y" is not an http:// or https:// URL`},
+		{"receiver timeout", "receivers: {WMS: {type: discard, timeout: -1s}}\n", "receivers.WMS.timeout -1s must not be negative"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := setup(t).loadFile(t, tt.content)
+			require.ErrorIs(t, err, domain.ErrInvalid)
+			require.ErrorContains(t, err, tt.want)
+		})
+	}
+
+	_, err := setup(t).loadFile(t, "engine: {workers: 0, blacklisting: {crashes: 0}}\nroutes: [{sender: ERP, receivers: [WMS]}]\n")
+	var ps config.Problems
+	require.ErrorAs(t, err, &ps)
+	require.Len(t, ps, 3)
+	require.EqualError(t, err, "engine.workers 0 must be at least 1")
+	require.Equal(t, "2 more problem(s): 'queuectl config check' lists every one", domain.HintOf(err))
 }

@@ -89,10 +89,10 @@ receivers:
   WMS:     {type: http, urls: ["http://127.0.0.1:9000/in"], timeout: 30s, headers: {X-Env: prod}}
   ARCHIVE: {type: exec, command: ["/usr/local/bin/archive", "--stdin"], timeout: 10s}
   DROPBOX: {type: file, dir: /var/spool/queuectl/out}
-  NULL:    {type: discard}
+  SINK:    {type: discard}
 routes:
   - {sender: ERP, interface: OrderCreate, receivers: [WMS, ARCHIVE]}
-  - {sender: CRM, receivers: [NULL]}
+  - {sender: CRM, receivers: [SINK]}
 senders:
   ERP: {check_url: "http://127.0.0.1:9100/tx-check"}
 tx: {check_after: 1m, check_interval: 15s, max_checks: 4}

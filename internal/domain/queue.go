@@ -10,12 +10,15 @@ const (
 	QueueActive  QueueState = "ACTIVE"  // messages to deliver, nothing blocks
 	QueueWaiting QueueState = "WAITING" // the head waits for its next attempt
 	QueueBlocked QueueState = "BLOCKED" // the head is NDLV and blocks the queue
+	// QueueError: nothing to deliver, but NDLV messages that no longer hold
+	// the queue up (EO, a permanent error or blacklisting) wait for an operator.
+	QueueError   QueueState = "ERROR"
 	QueueStopped QueueState = "STOPPED" // stopped by an operator
-	QueueEmpty   QueueState = "EMPTY"   // nothing left to deliver
+	QueueEmpty   QueueState = "EMPTY"   // depth 0: nothing left to deliver
 )
 
 // QueueStates lists the states in display order.
-var QueueStates = []QueueState{QueueActive, QueueWaiting, QueueBlocked, QueueStopped, QueueEmpty}
+var QueueStates = []QueueState{QueueActive, QueueWaiting, QueueBlocked, QueueError, QueueStopped, QueueEmpty}
 
 // ParseQueueStates parses a comma-separated list of queue states.
 func ParseQueueStates(list string) ([]QueueState, error) {
@@ -27,11 +30,22 @@ func ParseQueueStates(list string) ([]QueueState, error) {
 			ok = ok || v == s
 		}
 		if !ok {
-			return nil, Invalidf("queue state %q is not one of ACTIVE, WAITING, BLOCKED, STOPPED, EMPTY", p)
+			return nil, Invalidf("queue state %q is not one of %s", p, joinStates(QueueStates))
 		}
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+func joinStates(states []QueueState) string {
+	out := ""
+	for i, s := range states {
+		if i > 0 {
+			out += ", "
+		}
+		out += string(s)
+	}
+	return out
 }
 
 // Queue is one physical queue as `queue list` and `queue show` present it.
@@ -49,11 +63,16 @@ type Queue struct {
 	Stopped      bool       `json:"stopped" yaml:"stopped"`
 	Owner        string     `json:"owner" yaml:"owner"`
 	Receiver     string     `json:"receiver,omitempty" yaml:"receiver,omitempty"`
-	// Behind counts the open messages after the head; `queue blocked` shows it.
+	// Behind counts the open messages the head holds up: those behind a
+	// head that blocks or WAITs, passed-over messages not counted (0 when
+	// the head holds nothing up).
 	Behind *int64 `json:"behind,omitempty" yaml:"behind,omitempty"`
 }
 
-// QueueHead is the first message of a queue that still needs delivery.
+// QueueHead is the first message of a queue that still needs delivery. Its
+// error and error class are those of its current status: shown only while
+// it WAITs or is NDLV, not the stale text of an error it has left behind
+// (a released or resent message keeps its last error in its own record).
 type QueueHead struct {
 	ID          string     `json:"id" yaml:"id"`
 	Status      Status     `json:"status" yaml:"status"`
@@ -67,8 +86,12 @@ type QueueHead struct {
 
 // HeadOf summarises a message as its queue's head.
 func HeadOf(m *Message) *QueueHead {
-	return &QueueHead{ID: m.ID, Status: m.Status, Error: m.Error, ErrorClass: m.ErrorClass, Since: m.UpdatedAt,
+	h := &QueueHead{ID: m.ID, Status: m.Status, Since: m.UpdatedAt,
 		Attempts: m.Attempts, Crashes: m.Crashes, Blacklisted: m.Blacklisted}
+	if m.Status == StatusWAIT || m.Status == StatusNDLV {
+		h.Error, h.ErrorClass = m.Error, m.ErrorClass
+	}
+	return h
 }
 
 // PassedOver reports whether an open message has left its queue's order
@@ -103,17 +126,37 @@ func Depth(counts map[Status]int64) int64 {
 	return n
 }
 
-// StateOf derives a queue's state from whether it is stopped, its depth and its head.
-func StateOf(stopped bool, depth int64, head *QueueHead, qos QoS, headClass ErrorClass) QueueState {
+// StateOf derives a queue's state (§5) from whether it is stopped, its depth
+// and its head: the first open message that holds the queue up, nil when
+// every open message has been passed over (PassedOver).
+func StateOf(stopped bool, depth int64, head *QueueHead, qos QoS) QueueState {
 	switch {
 	case stopped:
 		return QueueStopped
-	case depth == 0 || head == nil:
+	case depth == 0:
 		return QueueEmpty
-	case Blocks(qos, head.Status, headClass):
+	case head == nil || PassedOver(qos, head.Status, head.ErrorClass):
+		return QueueError
+	case Blocks(qos, head.Status, head.ErrorClass):
 		return QueueBlocked
 	case head.Status == StatusWAIT:
 		return QueueWaiting
 	}
 	return QueueActive
+}
+
+// HoldsUp reports whether a head in status s with error class c keeps the
+// rest of its queue from delivery: it blocks, or it WAITs for a retry
+// (§3: no new delivery of the queue starts meanwhile).
+func HoldsUp(qos QoS, s Status, c ErrorClass) bool {
+	return Blocks(qos, s, c) || s == StatusWAIT
+}
+
+// Behind counts the open messages a head holds up: every open message but
+// the head and those passed over, when the head holds the queue up; else 0.
+func Behind(depth, passedOver int64, head *QueueHead, qos QoS) int64 {
+	if head == nil || !HoldsUp(qos, head.Status, head.ErrorClass) {
+		return 0
+	}
+	return max(depth-passedOver-1, 0)
 }

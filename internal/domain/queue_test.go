@@ -20,12 +20,12 @@ func TestParseQueueStates(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, got)
 
-	got, err = domain.ParseQueueStates("ACTIVE,WAITING,BLOCKED,STOPPED,EMPTY")
+	got, err = domain.ParseQueueStates("ACTIVE,WAITING,BLOCKED,ERROR,STOPPED,EMPTY")
 	require.NoError(t, err)
 	require.Equal(t, domain.QueueStates, got)
 
 	_, err = domain.ParseQueueStates("ACTIVE,busy")
-	requireInvalid(t, err, `queue state "busy"`, "ACTIVE, WAITING, BLOCKED, STOPPED, EMPTY")
+	requireInvalid(t, err, `queue state "busy"`, "ACTIVE, WAITING, BLOCKED, ERROR, STOPPED, EMPTY")
 }
 
 func TestBlocks(t *testing.T) {
@@ -74,8 +74,8 @@ func TestStateOf(t *testing.T) {
 	t.Parallel()
 
 	since := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	head := func(s domain.Status) *domain.QueueHead {
-		return &domain.QueueHead{ID: "0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1f", Status: s, Since: since}
+	head := func(s domain.Status, c domain.ErrorClass) *domain.QueueHead {
+		return &domain.QueueHead{ID: "0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1f", Status: s, ErrorClass: c, Since: since}
 	}
 	tests := []struct {
 		name    string
@@ -83,26 +83,58 @@ func TestStateOf(t *testing.T) {
 		depth   int64
 		head    *domain.QueueHead
 		qos     domain.QoS
-		class   domain.ErrorClass
 		want    domain.QueueState
 	}{
-		{"stopped beats everything", true, 5, head(domain.StatusNDLV), domain.EOIO, domain.ErrorPermanent, domain.QueueStopped},
-		{"stopped and empty", true, 0, nil, domain.EO, "", domain.QueueStopped},
-		{"empty", false, 0, nil, domain.EO, "", domain.QueueEmpty},
-		{"no head", false, 3, nil, domain.EO, "", domain.QueueEmpty},
-		{"depth zero with a stale head", false, 0, head(domain.StatusTBDL), domain.EO, "", domain.QueueEmpty},
-		{"TBDL head", false, 3, head(domain.StatusTBDL), domain.EO, "", domain.QueueActive},
-		{"DLNG head", false, 3, head(domain.StatusDLNG), domain.EOIO, "", domain.QueueActive},
-		{"WAIT head", false, 3, head(domain.StatusWAIT), domain.EOIO, domain.ErrorTransient, domain.QueueWaiting},
-		{"NDLV EOIO", false, 3, head(domain.StatusNDLV), domain.EOIO, domain.ErrorPermanent, domain.QueueBlocked},
-		{"NDLV EO exhausted", false, 3, head(domain.StatusNDLV), domain.EO, domain.ErrorTransient, domain.QueueBlocked},
-		{"NDLV EO blacklisted goes on", false, 3, head(domain.StatusNDLV), domain.EO, domain.ErrorCrash, domain.QueueActive},
-		{"NDLV EO permanent goes on", false, 3, head(domain.StatusNDLV), domain.EO, domain.ErrorPermanent, domain.QueueActive},
+		{"stopped beats everything", true, 5, head(domain.StatusNDLV, domain.ErrorPermanent), domain.EOIO, domain.QueueStopped},
+		{"stopped and empty", true, 0, nil, domain.EO, domain.QueueStopped},
+		{"empty", false, 0, nil, domain.EO, domain.QueueEmpty},
+		{"depth zero with a stale head", false, 0, head(domain.StatusTBDL, ""), domain.EO, domain.QueueEmpty},
+		{"open messages, none holds the queue up", false, 3, nil, domain.EO, domain.QueueError},
+		{"a passed-over head is no head", false, 3, head(domain.StatusNDLV, domain.ErrorPermanent), domain.EO, domain.QueueError},
+		{"TBDL head", false, 3, head(domain.StatusTBDL, ""), domain.EO, domain.QueueActive},
+		{"DLNG head", false, 3, head(domain.StatusDLNG, ""), domain.EOIO, domain.QueueActive},
+		{"WAIT head", false, 3, head(domain.StatusWAIT, domain.ErrorTransient), domain.EOIO, domain.QueueWaiting},
+		{"NDLV EOIO", false, 3, head(domain.StatusNDLV, domain.ErrorPermanent), domain.EOIO, domain.QueueBlocked},
+		{"NDLV EOIO blacklisted", false, 3, head(domain.StatusNDLV, domain.ErrorCrash), domain.EOIO, domain.QueueBlocked},
+		{"NDLV EO exhausted", false, 3, head(domain.StatusNDLV, domain.ErrorTransient), domain.EO, domain.QueueBlocked},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			require.Equal(t, tt.want, domain.StateOf(tt.stopped, tt.depth, tt.head, tt.qos, tt.class))
+			require.Equal(t, tt.want, domain.StateOf(tt.stopped, tt.depth, tt.head, tt.qos))
 		})
 	}
+}
+
+func TestBehind(t *testing.T) {
+	t.Parallel()
+
+	head := func(s domain.Status, c domain.ErrorClass) *domain.QueueHead {
+		return &domain.QueueHead{Status: s, ErrorClass: c}
+	}
+	// EOIO, blocked head, 3 HOLD behind it.
+	require.Equal(t, int64(3), domain.Behind(4, 0, head(domain.StatusNDLV, domain.ErrorPermanent), domain.EOIO))
+	// EO, exhausted head, 2 TBDL behind it and 5 passed over that hold nothing up.
+	require.Equal(t, int64(2), domain.Behind(8, 5, head(domain.StatusNDLV, domain.ErrorTransient), domain.EO))
+	// A WAIT head holds its queue up too.
+	require.Equal(t, int64(2), domain.Behind(3, 0, head(domain.StatusWAIT, domain.ErrorTransient), domain.EO))
+	// Nothing is held up behind a head that delivers, or with no head.
+	require.Zero(t, domain.Behind(10, 0, head(domain.StatusTBDL, ""), domain.EOIO))
+	require.Zero(t, domain.Behind(100, 100, nil, domain.EO))
+}
+
+func TestHeadOfShowsOnlyACurrentError(t *testing.T) {
+	t.Parallel()
+
+	m := &domain.Message{ID: "0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1f", Status: domain.StatusNDLV,
+		Error: "blacklisted: the engine process died 2 times", ErrorClass: domain.ErrorCrash, Blacklisted: true}
+	h := domain.HeadOf(m)
+	require.Equal(t, m.Error, h.Error)
+	require.Equal(t, domain.ErrorCrash, h.ErrorClass)
+
+	// Released: TBDL again, its record keeps the last error, the queue does not show it.
+	m.Status, m.Blacklisted = domain.StatusTBDL, false
+	h = domain.HeadOf(m)
+	require.Empty(t, h.Error)
+	require.Empty(t, h.ErrorClass)
 }

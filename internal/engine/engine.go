@@ -162,6 +162,9 @@ func (e *Engine) Run(ctx context.Context) error {
 	if err := e.recoverDead(bg, node, joined.Dead); err != nil {
 		return fmt.Errorf("crash recovery: %w", err)
 	}
+	if err := e.restoreHolds(bg, node); err != nil {
+		return fmt.Errorf("restore the HOLD rule: %w", err)
+	}
 	e.emit(Event{Kind: EventRecovered})
 	e.log.Info("engine started", "node", e.node, "workers", e.cfg.Workers, "eo_window", e.cfg.EOWindow,
 		"receivers", len(e.receivers), "role", string(e.cfg.Role))

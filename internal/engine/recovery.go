@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/store"
 )
 
@@ -65,4 +66,35 @@ func (e *Engine) heartbeatLoop(ctx context.Context, node store.Node) error {
 			e.log.Error("crash recovery of a dead node failed", "err", err)
 		}
 	}
+}
+
+// restoreHolds restores the HOLD rule in every queue that has HOLD messages.
+// An operator's action restores it in the commit of its last batch; a
+// process killed between two batches of one action can leave messages held
+// behind a head that no longer blocks them, and the start puts them right.
+func (e *Engine) restoreHolds(ctx context.Context, node store.Node) error {
+	var held []string
+	err := e.st.View(ctx, func(r store.Reader) error {
+		return r.Queues("", func(q *store.QueueRecord) error {
+			if q.Counts[domain.StatusHOLD] > 0 {
+				held = append(held, q.Name)
+			}
+			return nil
+		})
+	})
+	if err != nil || len(held) == 0 {
+		return err
+	}
+	at, err := e.st.Now(ctx)
+	if err != nil {
+		return err
+	}
+	return e.st.Update(ctx, func(w store.Writer) error {
+		for _, q := range held {
+			if err := store.RestoreHold(w, q, store.EngineEntry(at, node, "")); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

@@ -246,3 +246,24 @@ func TestCrashWithOthersInFlightBlacklistsNone(t *testing.T) {
 	require.Equal(t, 2, b.message(t, atThreshold.ID).Crashes)
 	require.Zero(t, b.count(engine.EventBlacklisted))
 }
+
+// A process killed between two batches of one operator action can leave
+// messages HOLD behind a head that no longer blocks: the engine's start puts
+// them right.
+func TestStartReleasesMessagesHeldBehindNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ep := b.newEndpoint(t, "WMS")
+	held := []*domain.Message{outboundMsg("WMS", "ORDERS"), outboundMsg("WMS", "ORDERS")}
+	b.insert(t, held...)
+	for _, m := range held {
+		b.update(t, func(w store.Writer) error {
+			_, err := w.Transition(store.TransitionParams{ID: m.ID, From: []domain.Status{domain.StatusTBDL},
+				To: domain.StatusHOLD, History: domain.HistoryEntry{Actor: "test", Reason: "held by a killed action"}})
+			return err
+		})
+	}
+	b.start(t)
+	b.waitDelivered(t, 2)
+	require.Equal(t, []string{held[0].ID, held[1].ID}, []string{ep.all()[0].ID, ep.all()[1].ID}, "in order")
+}

@@ -54,6 +54,7 @@ var (
 type authBundle struct {
 	svc    *local.Service
 	api    *Server
+	st     store.Store
 	srv    *httptest.Server // --listen: tokens decide
 	socket *httptest.Server // the unix socket: trusted
 	ndlv   string           // an NDLV message
@@ -64,7 +65,7 @@ func setupAuth(t *testing.T, tokens []config.Token) *authBundle {
 	t.Helper()
 	st, err := bolt.Open(filepath.Join(t.TempDir(), "q.db"), bolt.Options{NoSync: true})
 	require.NoError(t, err)
-	svc := local.New(st, local.Options{})
+	svc := local.New(st, local.Options{Receivers: []string{"WMS"}})
 	t.Cleanup(func() { require.NoError(t, svc.Close()) })
 
 	ctx := context.Background()
@@ -91,7 +92,7 @@ func setupAuth(t *testing.T, tokens []config.Token) *authBundle {
 		Service: svc, Auditor: svc, Tokens: tokens,
 		Metrics: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "queuectl_up 1\n") }),
 	})
-	b := &authBundle{svc: svc, api: api, ndlv: msgs[0].ID, pend: msgs[1].ID,
+	b := &authBundle{svc: svc, api: api, st: st, ndlv: msgs[0].ID, pend: msgs[1].ID,
 		srv: httptest.NewServer(api.Handler(false)), socket: httptest.NewServer(api.Handler(true))}
 	t.Cleanup(b.srv.Close)
 	t.Cleanup(b.socket.Close)
@@ -141,6 +142,7 @@ func (b *authBundle) endpoints() []endpoint {
 		{method: "GET", path: "/v1/audit", roles: readers, want: 200, route: "GET /v1/audit"},
 		{method: "POST", path: "/v1/audit/refusals", body: `{"action":"purge","reason":"--older-than \"-1h\" must not be negative"}`,
 			roles: everyRole, want: 204, route: "POST /v1/audit/refusals"},
+		{method: "GET", path: "/v1/names?kind=queue", roles: readers, want: 200, route: "GET /v1/names"},
 		{method: "POST", path: "/v1/purge", body: `{"dry_run":true}`, roles: admins, mutating: true, want: 200, route: "POST /v1/purge"},
 	}
 }
@@ -228,7 +230,7 @@ func TestRoleMatrix(t *testing.T) {
 	// is in the audit log as denied, with who asked and from where.
 	denied := func() []*domain.AuditEntry {
 		var out []*domain.AuditEntry
-		require.NoError(t, b.svc.Audit(context.Background(), admin.AuditFilter{}, func(e *domain.AuditEntry) error {
+		require.NoError(t, b.svc.Audit(context.Background(), admin.AuditFilter{OldestFirst: true}, func(e *domain.AuditEntry) error {
 			if e.Result == domain.AuditDenied {
 				require.Equal(t, "127.0.0.1", e.Source, "the source address of %s", e.Action)
 				require.NotEmpty(t, e.Detail)
@@ -244,10 +246,10 @@ func TestRoleMatrix(t *testing.T) {
 		got = append(got, deniedEntry{e.Actor, e.Action})
 	}
 	require.Equal(t, want, got)
-	// The first anonymous refusal, and the roles refused: eight reading
+	// The first anonymous refusal, and the roles refused: nine reading
 	// routes to the producer, payloads to 2 roles, send 3, six operator
 	// actions 2 each, two tx actions 1 each, tune, untune and purge 3 each.
-	require.Len(t, got, 1+8+2+3+6*2+2*1+3*3)
+	require.Len(t, got, 1+9+2+3+6*2+2*1+3*3)
 	// 12 mutating endpoints × 5 anonymous callers: the others are counted,
 	// and the count is written when the server closes.
 	require.Equal(t, 12*5, anonymous)
@@ -260,7 +262,7 @@ func TestRoleMatrix(t *testing.T) {
 
 	// The allowed mutating requests are audited under the token's name.
 	var actors []string
-	require.NoError(t, b.svc.Audit(context.Background(), admin.AuditFilter{}, func(e *domain.AuditEntry) error {
+	require.NoError(t, b.svc.Audit(context.Background(), admin.AuditFilter{OldestFirst: true}, func(e *domain.AuditEntry) error {
 		if e.Result != domain.AuditDenied && !slices.Contains(actors, e.Actor) {
 			actors = append(actors, e.Actor)
 		}
@@ -275,12 +277,18 @@ func TestTrustedSocketAllowsEverything(t *testing.T) {
 	b := setupAuth(t, tokenConfig)
 	for _, e := range b.endpoints() {
 		for _, auth := range []string{"", "Bearer not-a-token", "Bearer " + roleTokens["monitor"]} {
+			if e.method == "DELETE" {
+				// Each unset needs a value to unset (the last one removed it).
+				require.NoError(t, b.st.Update(context.Background(), func(w store.Writer) error {
+					return w.SetParam(domain.Param{Name: "EO_OUTBOUND_PARALLEL", Sub: "WMS", Value: 2})
+				}))
+			}
 			got, env := do(t, b.socket, e, auth)
 			require.Equal(t, e.want, got, "%s %s on the socket with %q: %+v", e.method, e.path, auth, env)
 		}
 	}
 	var actors []string
-	require.NoError(t, b.svc.Audit(context.Background(), admin.AuditFilter{}, func(e *domain.AuditEntry) error {
+	require.NoError(t, b.svc.Audit(context.Background(), admin.AuditFilter{OldestFirst: true}, func(e *domain.AuditEntry) error {
 		require.NotEqual(t, domain.AuditDenied, e.Result)
 		actors = append(actors, e.Actor)
 		return nil

@@ -33,7 +33,7 @@ func newFuzzServer(f *testing.F) *fuzzServer {
 	f.Helper()
 	st, err := bolt.Open(filepath.Join(f.TempDir(), "q.db"), bolt.Options{NoSync: true})
 	require.NoError(f, err)
-	svc := local.New(st, local.Options{MaxPayload: fuzzMaxPayload})
+	svc := local.New(st, local.Options{MaxPayload: fuzzMaxPayload, Receivers: []string{"WMS"}})
 	f.Cleanup(func() { require.NoError(f, svc.Close()) })
 	msgs, err := svc.Send(context.Background(), []domain.SendRequest{
 		{QoS: domain.EOIO, Sender: "ERP", Receivers: []string{"WMS"}, AppQueue: "ORDERS", Payload: []byte("x")},
@@ -52,9 +52,9 @@ func (s *fuzzServer) serve(method, path, rawQuery string, body []byte) *httptest
 	return w
 }
 
-// checkAnswer requires a 2xx answer or a refusal as 400 or 413 with the
-// error envelope whose code matches; anything else (500, a panic, a bare
-// body) fails.
+// checkAnswer requires a 2xx answer, or a refusal as 400 or 413 (or 404:
+// unsetting a tuning value that is not set) with the error envelope whose
+// code matches; anything else (500, a panic, a bare body) fails.
 func checkAnswer(t *testing.T, w *httptest.ResponseRecorder, what string) {
 	t.Helper()
 	require.Equal(t, "application/json", w.Header().Get("Content-Type"), what)
@@ -69,6 +69,8 @@ func checkAnswer(t *testing.T, w *httptest.ResponseRecorder, what string) {
 		require.Equal(t, "invalid", env.Error.Code, what)
 	case http.StatusRequestEntityTooLarge:
 		require.Equal(t, "too_large", env.Error.Code, what)
+	case http.StatusNotFound:
+		require.Equal(t, "not_found", env.Error.Code, what)
 	default:
 		require.Failf(t, "unexpected status", "%s: %d %s", what, w.Code, w.Body.String())
 	}

@@ -76,7 +76,7 @@ func (b *refusalBundle) post(t *testing.T, path, auth string) int {
 func (b *refusalBundle) entries(t *testing.T) []*domain.AuditEntry {
 	t.Helper()
 	var out []*domain.AuditEntry
-	require.NoError(t, b.svc.Audit(context.Background(), admin.AuditFilter{}, func(e *domain.AuditEntry) error {
+	require.NoError(t, b.svc.Audit(context.Background(), admin.AuditFilter{OldestFirst: true}, func(e *domain.AuditEntry) error {
 		out = append(out, e)
 		return nil
 	}))

@@ -39,6 +39,7 @@ func (s *Server) table() []route {
 		{Method: "GET", Pattern: "/v1/audit", perm: permRead, handle: s.audit},
 		// A client's own refusals: any token may report its holder's.
 		{Method: "POST", Pattern: "/v1/audit/refusals", perm: permRefusal, handle: s.recordRefusal},
+		{Method: "GET", Pattern: "/v1/names", perm: permRead, handle: s.names},
 		{Method: "POST", Pattern: "/v1/purge", perm: permAdmin, mutating: true, handle: s.purge},
 	}
 }
@@ -191,8 +192,13 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) error {
 	if err := s.decode(w, r, &body, 16<<20); err != nil {
 		return refusal{err}
 	}
+	sel, err := body.Select.Selection()
+	if err != nil {
+		return refusal{err}
+	}
 	res, err := s.opts.Service.Act(r.Context(), admin.ActParams{
-		Action: admin.Action(r.PathValue("action")), Targets: body.Targets, Reason: body.Reason, DryRun: body.DryRun,
+		Action: admin.Action(r.PathValue("action")), Targets: body.Targets, Select: sel, Reason: body.Reason,
+		DryRun: body.DryRun, CountOnly: body.CountOnly,
 	})
 	if err != nil {
 		return err
@@ -215,14 +221,8 @@ func (s *Server) tune(w http.ResponseWriter, r *http.Request) error {
 	if err := s.decode(w, r, &body, 1<<16); err != nil {
 		return refusal{err}
 	}
-	if body.Value == 0 {
-		// The service takes 0 for unset, which is DELETE's job; every other
-		// value is the service's to check (and to audit when it refuses it).
-		return refusal{domain.WithHint(domain.ErrInvalid,
-			fmt.Sprintf("value 0 for %s must be from 1 to 9999", r.PathValue("param")),
-			"DELETE /v1/tuning/{param} unsets a value")}
-	}
-	e, err := s.opts.Service.Tune(r.Context(), r.PathValue("param"), body.Sub, body.Value)
+	// The service checks the value, 0 and text included, and audits a refusal.
+	e, err := s.opts.Service.Tune(r.Context(), admin.TuneParams{Param: r.PathValue("param"), Sub: body.Sub, Value: string(body.Value)})
 	if err != nil {
 		return err
 	}
@@ -231,7 +231,7 @@ func (s *Server) tune(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) untune(w http.ResponseWriter, r *http.Request) error {
-	e, err := s.opts.Service.Tune(r.Context(), r.PathValue("param"), r.URL.Query().Get("sub"), 0)
+	e, err := s.opts.Service.Tune(r.Context(), admin.TuneParams{Param: r.PathValue("param"), Sub: r.URL.Query().Get("sub"), Unset: true})
 	if err != nil {
 		return err
 	}
@@ -245,14 +245,21 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := admin.AuditFilter{Actor: q.Get("actor"), Limit: limit}
+	f := admin.AuditFilter{Actor: q.Get("actor"), Action: q.Get("action"), Result: q.Get("result"), Limit: limit}
+	switch q.Get("order") {
+	case "", "newest":
+	case "oldest":
+		f.OldestFirst = true
+	default:
+		return domain.Invalidf("order %q must be newest (the default) or oldest", q.Get("order"))
+	}
 	if v := q.Get("since"); v != "" {
 		if f.Since, err = time.Parse(time.RFC3339Nano, v); err != nil {
 			return domain.Invalidf("since %q is not an RFC 3339 time", v)
 		}
 	}
 	if v := q.Get("after"); v != "" {
-		if f.AfterSeq, err = strconv.ParseUint(v, 10, 64); err != nil {
+		if f.After, err = strconv.ParseUint(v, 10, 64); err != nil {
 			return domain.Invalidf("after %q must be an audit seq number", v)
 		}
 	}
@@ -270,6 +277,24 @@ func (s *Server) recordRefusal(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) names(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	p := admin.NamesParams{Kind: admin.NameKind(q.Get("kind")), Prefix: q.Get("prefix"), Param: q.Get("param")}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > wire.MaxPage {
+			return domain.Invalidf("limit %q must be a number from 1 to %d", v, wire.MaxPage)
+		}
+		p.Limit = n
+	}
+	names, err := s.opts.Service.Names(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, wire.Page[string]{Items: names})
 	return nil
 }
 

@@ -125,7 +125,7 @@ func mutatingMethod(m string) bool {
 // on TCP, or nil for no valid token.
 func (s *Server) callerOf(r *http.Request, trusted bool) *caller {
 	if trusted {
-		return &caller{name: "socket", all: true}
+		return &caller{name: socketActor(r), all: true}
 	}
 	return s.tokens.lookup(r)
 }
@@ -225,6 +225,18 @@ func (s *Server) write(ctx context.Context, entries []*domain.AuditEntry) {
 			s.opts.Logger.Error("recording a refused request failed", "err", err)
 		}
 	}
+}
+
+// socketActor is who a request on the unix socket names as its operator
+// (wire.ActorHeader): the socket admits only its owner, who may name
+// itself, so that the history and the audit log name the operator and not
+// the socket. A missing or unprintable name leaves "socket".
+func socketActor(r *http.Request) string {
+	a := r.Header.Get(wire.ActorHeader)
+	if a == "" || len(a) > 100 || strings.ContainsFunc(a, func(c rune) bool { return c < ' ' || c == 0x7f }) {
+		return "socket"
+	}
+	return a
 }
 
 func source(r *http.Request) string {

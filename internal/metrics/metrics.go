@@ -68,6 +68,7 @@ type Collector struct {
 	opts Options
 
 	queueMessages *prometheus.Desc
+	queueState    *prometheus.Desc
 	blacklisted   *prometheus.Desc
 	nodeUp        *prometheus.Desc
 
@@ -94,6 +95,9 @@ func New(opts Options) *Collector {
 		opts: opts,
 		queueMessages: prometheus.NewDesc("queuectl_queue_messages",
 			"Messages in a queue, per status.", []string{"queue", "qos", "stage", "status"}, nil),
+		queueState: prometheus.NewDesc("queuectl_queue_state",
+			"1 for a queue's state (ACTIVE, WAITING, BLOCKED, ERROR, STOPPED, EMPTY), 0 for the others.",
+			[]string{"queue", "qos", "stage", "state"}, nil),
 		blacklisted: prometheus.NewDesc("queuectl_blacklisted_messages",
 			"Messages NDLV on the blacklist: a node died delivering each of them engine.blacklisting.crashes times.", nil, nil),
 		nodeUp: prometheus.NewDesc("queuectl_node_up",
@@ -173,6 +177,7 @@ func (c *Collector) Observe(ev engine.Event) {
 // Describe sends the descriptions of every metric the Collector has.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.queueMessages
+	ch <- c.queueState
 	ch <- c.blacklisted
 	ch <- c.nodeUp
 	c.deliveries.Describe(ch)
@@ -199,12 +204,21 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.collectBlacklisted(ctx, ch)
 }
 
-// collectQueues sends every status of every queue, zeros too, so that a
-// series does not vanish when its queue drains.
+// collectQueues sends every status and every state of every queue, zeros
+// too, so that a series does not vanish when its queue drains or changes
+// state.
 func (c *Collector) collectQueues(ctx context.Context, ch chan<- prometheus.Metric) {
 	err := c.opts.Source.Queues(ctx, admin.QueueFilter{}, func(q *domain.Queue) error {
 		for _, st := range domain.Statuses {
 			ch <- prometheus.MustNewConstMetric(c.queueMessages, prometheus.GaugeValue, float64(q.Counts[st]),
+				q.Name, string(q.QoS), string(q.Stage), string(st))
+		}
+		for _, st := range domain.QueueStates {
+			v := 0.0
+			if q.State == st {
+				v = 1
+			}
+			ch <- prometheus.MustNewConstMetric(c.queueState, prometheus.GaugeValue, v,
 				q.Name, string(q.QoS), string(q.Stage), string(st))
 		}
 		return nil

@@ -345,6 +345,15 @@ func TestMetricsAfterRealDeliveries(t *testing.T) {
 		return nil
 	}))
 	require.Len(t, fams["queuectl_queue_messages"].GetMetric(), queues*len(domain.Statuses))
+
+	// The state of every queue, one series per state, the current one at 1.
+	state := func(name, qos, stage, st string) float64 {
+		return fams.gauge(t, "queuectl_queue_state", map[string]string{"queue": name, "qos": qos, "stage": stage, "state": st})
+	}
+	require.Equal(t, 1.0, state(a, "EOIO", "outbound", "BLOCKED"), "a permanent error blocks an EOIO queue")
+	require.Equal(t, 0.0, state(a, "EOIO", "outbound", "ACTIVE"))
+	require.Equal(t, 1.0, state(eo, "EO", "outbound", "EMPTY"))
+	require.Len(t, fams["queuectl_queue_state"].GetMetric(), queues*len(domain.QueueStates))
 	require.Equal(t, 1.0, fams.gauge(t, "queuectl_blacklisted_messages", map[string]string{}))
 	require.Equal(t, 1.0, fams.gauge(t, "queuectl_node_up", map[string]string{"node": "metrics-node"}))
 

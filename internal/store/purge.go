@@ -44,6 +44,7 @@ func Purge(ctx context.Context, st Store, status domain.Status, cutoff time.Time
 		if len(ids) == 0 && last == "" {
 			return total, nil
 		}
+		n := len(ids) // a dry run would delete them all
 		if !dryRun && len(ids) > 0 {
 			err = st.Update(ctx, func(w Writer) error {
 				deleted := make([]string, 0, len(ids))
@@ -57,6 +58,8 @@ func Purge(ctx context.Context, st Store, status domain.Status, cutoff time.Time
 					}
 					deleted = append(deleted, id)
 				}
+				// Set, not added: fn may run again for a grouped commit.
+				n = len(deleted)
 				if onBatch != nil {
 					return onBatch(w, deleted)
 				}
@@ -66,7 +69,7 @@ func Purge(ctx context.Context, st Store, status domain.Status, cutoff time.Time
 				return total, err
 			}
 		}
-		total += len(ids)
+		total += n
 		after = last
 	}
 }

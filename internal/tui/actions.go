@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/domain"
@@ -21,15 +22,6 @@ type pendingAction struct {
 	run func(ctx context.Context, svc admin.Service) (string, error)
 	// tune is the tuning value an edit dialog changes.
 	tune *admin.TuningEntry
-}
-
-// target is a message an action is about to change.
-type target struct {
-	id     string
-	queue  string
-	status domain.Status
-	black  bool
-	behind int64
 }
 
 // verb describes a message action: its words and the status it leads to.
@@ -47,6 +39,14 @@ var (
 	verbBLFail  = verb{admin.ActBlacklistFail, "Fail", "failed", domain.StatusFAIL}
 )
 
+// target is a message an action is about to change.
+type target struct {
+	id     string
+	queue  string
+	status domain.Status
+	black  bool
+}
+
 // targets turns selected rows into the messages they stand for: a queue row
 // stands for its head.
 func targets(items []item) []target {
@@ -57,8 +57,7 @@ func targets(items []item) []target {
 			out = append(out, target{id: it.msg.ID, queue: it.msg.Queue, status: it.msg.Status, black: it.msg.Blacklisted})
 		case it.queue != nil && it.queue.Head != nil:
 			h := it.queue.Head
-			out = append(out, target{id: h.ID, queue: it.queue.Name, status: h.Status, black: h.Blacklisted,
-				behind: max(it.queue.Depth-1, 0)})
+			out = append(out, target{id: h.ID, queue: it.queue.Name, status: h.Status, black: h.Blacklisted})
 		}
 	}
 	return out
@@ -72,13 +71,44 @@ func (v verb) applies(t target) bool {
 	return domain.Allowed(t.status, v.to, domain.ByOperator)
 }
 
-// messageAction builds the dialog of r or f over ts: what changes, from
-// which status to which, in which queues, and what is skipped.
-func messageAction(v verb, ts []target) *pendingAction {
-	var ids, skipped []string
+// maxDialogQueues bounds how many queues a dialog looks up to say what
+// moves on; a selection over more says so.
+const maxDialogQueues = 50
+
+// prepareMessageAction looks up the queues of the targets, off the UI
+// loop, and opens the dialog: the same text whichever view it came from.
+func (m *Model) prepareMessageAction(v verb, ts []target) tea.Cmd {
+	svc, timeout := m.opts.Service, m.opts.Timeout
+	m.preparing = true
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		queues := map[string]*domain.Queue{}
+		for _, t := range ts {
+			if _, ok := queues[t.queue]; ok || len(queues) == maxDialogQueues {
+				continue
+			}
+			q, err := svc.Queue(ctx, t.queue)
+			if err != nil {
+				q = nil // the dialog then says nothing of what moves on there
+			}
+			queues[t.queue] = q
+		}
+		return dialogMsg{pending: messageAction(v, ts, queues)}
+	}
+}
+
+// dialogMsg opens a prepared dialog.
+type dialogMsg struct{ pending *pendingAction }
+
+// messageAction builds the dialog of r or f over ts, given the queues they
+// are in: what changes, from which status to which, in which queues, how
+// many messages move on once the heads among them no longer hold their
+// queues up, which queues stay blocked, and what is skipped.
+func messageAction(v verb, ts []target, queues map[string]*domain.Queue) *pendingAction {
+	var ids, skipped, order []string
 	from := map[domain.Status]int{}
-	var queues []string
-	var behind int64
+	perQueue := map[string]int{}
 	for _, t := range ts {
 		if !v.applies(t) {
 			skipped = append(skipped, fmt.Sprintf("%s (%s)", short(t.id), t.status))
@@ -86,9 +116,8 @@ func messageAction(v verb, ts []target) *pendingAction {
 		}
 		ids = append(ids, t.id)
 		from[t.status]++
-		behind += t.behind
-		if !slices.Contains(queues, t.queue) {
-			queues = append(queues, t.queue)
+		if perQueue[t.queue]++; perQueue[t.queue] == 1 {
+			order = append(order, t.queue)
 		}
 	}
 	if len(ids) == 0 {
@@ -104,20 +133,13 @@ func messageAction(v verb, ts []target) *pendingAction {
 			}
 		}
 	}
-	where := queues[0]
-	if len(queues) > 1 {
-		where = fmt.Sprintf("%d queues", len(queues))
+	where := order[0]
+	if len(order) > 1 {
+		where = fmt.Sprintf("%d queues", len(order))
 	}
 	title := fmt.Sprintf("%s %s (%s) in %s: %s → %s?", v.word, count(len(ids), "message"), idList(ids), where,
 		strings.Join(froms, ", "), v.to)
-	var lines []string
-	if behind > 0 {
-		what := "the queue goes"
-		if len(queues) > 1 {
-			what = "the queues go"
-		}
-		lines = append(lines, fmt.Sprintf("Then %s on: %s wait behind.", what, count(int(behind), "message")))
-	}
+	lines := moveOnLines(ids, order, perQueue, queues)
 	if v.action == admin.ActRelease {
 		lines = append(lines, "Crashes are reset to 0.")
 	}
@@ -134,6 +156,56 @@ func messageAction(v verb, ts []target) *pendingAction {
 			return bulkSummary(v.past, "message", res), nil
 		},
 	}
+}
+
+// moveOnLines says what the action frees: in each queue whose head holds it
+// up and is among the targets, the messages behind it that are not targets
+// themselves move on; a queue whose head is not among them stays blocked.
+func moveOnLines(ids, order []string, perQueue map[string]int, queues map[string]*domain.Queue) []string {
+	var moveOn int64
+	var freed, stays []string
+	inOrder := true
+	for _, name := range order {
+		q := queues[name]
+		if q == nil || q.Head == nil || q.Behind == nil || !domain.HoldsUp(q.QoS, q.Head.Status, q.Head.ErrorClass) {
+			continue
+		}
+		if !slices.Contains(ids, q.Head.ID) {
+			stays = append(stays, name)
+			continue
+		}
+		// The targets behind the head change too: they do not move on.
+		if n := *q.Behind - int64(perQueue[name]-1); n > 0 {
+			moveOn += n
+			freed = append(freed, name)
+			inOrder = inOrder && q.QoS == domain.EOIO
+		}
+	}
+	var lines []string
+	if moveOn > 0 {
+		how := ""
+		if inOrder {
+			how = ", in order"
+		}
+		if len(freed) == 1 {
+			lines = append(lines, fmt.Sprintf("Then %s goes on: %s behind its head move%s on%s.", freed[0],
+				count(int(moveOn), "message"), map[bool]string{true: "s", false: ""}[moveOn == 1], how))
+		} else {
+			lines = append(lines, fmt.Sprintf("Then %d queues go on: %s behind their heads move on%s.", len(freed),
+				count(int(moveOn), "message"), how))
+		}
+	}
+	switch len(stays) {
+	case 0:
+	case 1:
+		lines = append(lines, fmt.Sprintf("%s stays blocked: its head is not among them.", stays[0]))
+	default:
+		lines = append(lines, fmt.Sprintf("%d queues stay blocked: their heads are not among them.", len(stays)))
+	}
+	if len(queues) == maxDialogQueues && len(order) > maxDialogQueues {
+		lines = append(lines, fmt.Sprintf("(Looked at the first %d queues of %d.)", maxDialogQueues, len(order)))
+	}
+	return lines
 }
 
 // queueAction builds the dialog of s: stop the selected queues, or start
@@ -206,19 +278,21 @@ func (p *pendingAction) showTuneChange() {
 	}
 }
 
-// confirmTune turns the typed value into the action, or says what is wrong.
+// confirmTune turns the typed value into the action: 0 unsets, anything
+// else is the service's to check (and to audit when it refuses it).
 func (p *pendingAction) confirmTune() error {
-	v, err := strconv.Atoi(strings.TrimSpace(p.dialog.Input.Value()))
-	if err != nil || v < 0 || v > 9999 {
-		return fmt.Errorf("%q is not a value from 0 to 9999", p.dialog.Input.Value())
-	}
+	typed := strings.TrimSpace(p.dialog.Input.Value())
 	e := p.tune
+	tp := admin.TuneParams{Param: e.Param, Sub: e.Sub, Value: typed}
+	if typed == "0" {
+		tp = admin.TuneParams{Param: e.Param, Sub: e.Sub, Unset: true}
+	}
 	p.run = func(ctx context.Context, svc admin.Service) (string, error) {
-		got, err := svc.Tune(ctx, e.Param, e.Sub, v)
+		got, err := svc.Tune(ctx, tp)
 		if err != nil {
 			return "", err
 		}
-		if v == 0 {
+		if tp.Unset {
 			return fmt.Sprintf("%s%s unset: back to %d", e.Param, subLabel(e.Sub), got.Value), nil
 		}
 		return fmt.Sprintf("%s%s: %d → %d", e.Param, subLabel(e.Sub), e.Value, got.Value), nil

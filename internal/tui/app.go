@@ -61,7 +61,10 @@ type Model struct {
 	filtering   bool
 	filterInput textinput.Model
 	pending     *pendingAction
-	status      components.StatusLine
+	// preparing is set while the queues of an action's targets are looked
+	// up for its dialog.
+	preparing bool
+	status    components.StatusLine
 	// loadErr says the status line shows a failed refresh, which the next
 	// good refresh clears; an action's outcome stays until the next one.
 	loadErr bool
@@ -160,8 +163,8 @@ func (m *Model) probe() tea.Cmd {
 }
 
 // rowsPerPage is how many rows the list area holds: the terminal less the
-// tabs, info, header, status and hint lines.
-func (m *Model) rowsPerPage() int { return max(m.height-5, 1) }
+// tabs, info, header, status and hint lines, and the note under the table.
+func (m *Model) rowsPerPage() int { return max(m.height-5-m.noteLines(), 1) }
 
 // load refreshes the view on screen: one page of rows, off the UI loop.
 func (m *Model) load() tea.Cmd {
@@ -243,6 +246,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.status, m.loadErr = components.StatusLine{Text: msg.summary}, false
 		}
 		return m, m.load()
+	case dialogMsg:
+		m.preparing = false
+		if m.pending == nil && msg.pending != nil {
+			m.pending = msg.pending
+		}
+		return m, nil
 	case probedMsg:
 		if msg.readOnly && !m.readOnly {
 			m.readOnly = true

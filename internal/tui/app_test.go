@@ -38,7 +38,7 @@ func setup(t *testing.T) *testBundle {
 	t.Helper()
 	st, err := bolt.Open(filepath.Join(t.TempDir(), "q.db"), bolt.Options{NoSync: true})
 	require.NoError(t, err)
-	svc := local.New(st, local.Options{Actor: "op", Now: func() time.Time { return now.Add(-time.Minute) },
+	svc := local.New(st, local.Options{Actor: "op", Receivers: []string{"WMS"}, Now: func() time.Time { return now.Add(-time.Minute) },
 		Rand: func(int) int { return 0 }})
 	t.Cleanup(func() { require.NoError(t, svc.Close()) })
 	b := &testBundle{svc: svc}
@@ -83,7 +83,7 @@ func setup(t *testing.T) *testBundle {
 		m.Error, m.ErrorClass = "blacklisted: the engine process died 2 times while delivering it", domain.ErrorCrash
 	})
 	move(msgs[5].ID, domain.StatusTBDL, domain.StatusHOLD, nil)
-	_, err = svc.Tune(ctx, "EO_OUTBOUND_PARALLEL", "WMS", 3)
+	_, err = svc.Tune(ctx, admin.TuneParams{Param: "EO_OUTBOUND_PARALLEL", Sub: "WMS", Value: "3"})
 	require.NoError(t, err)
 	return b
 }

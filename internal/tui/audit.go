@@ -10,7 +10,7 @@ import (
 	"github.com/queuectl/queuectl/internal/tui/components"
 )
 
-// auditSource lists the audit log oldest first, a page at a time.
+// auditSource lists the audit log newest first, as audit list does, a page at a time.
 type auditSource struct{}
 
 func (auditSource) storeFilter() bool { return false }
@@ -26,7 +26,7 @@ func (auditSource) fetch(ctx context.Context, svc admin.Service, q pageQuery) ([
 		after, _ = strconv.ParseUint(q.after, 10, 64)
 	}
 	var items []item
-	err := svc.Audit(ctx, admin.AuditFilter{AfterSeq: after, Limit: q.limit + 1}, func(e *domain.AuditEntry) error {
+	err := svc.Audit(ctx, admin.AuditFilter{After: after, Limit: q.limit + 1}, func(e *domain.AuditEntry) error {
 		targets := strconv.Itoa(len(e.Targets))
 		if len(e.Targets) > 0 {
 			targets += ": " + strings.Join(e.Targets, " ")

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"slices"
+
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -63,19 +65,15 @@ func (m *Model) handleKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, m.detailKey(msg)
 	case p == nil:
 	case key.Matches(msg, k.Up):
-		if p.cursor > 0 {
-			p.cursor--
-		} else if p.prevPage() {
+		if p.cursor == 0 && !p.lost && p.prevPage() {
 			return m, m.load()
 		}
-		p.syncCursor()
+		p.move(-1)
 	case key.Matches(msg, k.Down):
-		if p.cursor < len(p.visible())-1 {
-			p.cursor++
-		} else if p.nextPage() {
+		if p.cursor >= len(p.visible())-1 && !p.lost && p.nextPage() {
 			return m, m.load()
 		}
-		p.syncCursor()
+		p.move(1)
 	case key.Matches(msg, k.PageDown):
 		if p.nextPage() {
 			return m, m.load()
@@ -103,21 +101,23 @@ func (m *Model) handleKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		p.sortDesc = !p.sortDesc
 		p.syncCursorTo()
 	case key.Matches(msg, k.Mark):
-		p.toggleMark()
-		if p.cursor < len(p.visible())-1 {
-			p.cursor++
+		if _, ok := p.current(); ok {
+			p.toggleMark()
+			p.move(1)
 		}
-		p.syncCursor()
 	case key.Matches(msg, k.MarkAll):
 		p.markAll()
 	case key.Matches(msg, k.Resend, k.Fail, k.StopStart, k.Edit):
-		m.startAction(msg, p.selection())
+		return m, m.startAction(msg, p.selection())
 	}
 	return m, nil
 }
 
 // syncCursorTo keeps the cursor on the same row after the order changed.
 func (p *listPage) syncCursorTo() {
+	if p.lost {
+		return
+	}
 	for i, it := range p.visible() {
 		if it.key == p.cursorKey {
 			p.cursor = i
@@ -154,22 +154,30 @@ func (m *Model) detailKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Top):
 		d.offset = 0
 	case key.Matches(msg, k.Resend, k.Fail) && d.msg != nil:
-		m.startAction(msg, []item{{key: d.msg.ID, msg: d.msg}})
+		return m.startAction(msg, []item{{key: d.msg.ID, msg: d.msg}})
 	}
 	return nil
 }
 
-// startAction opens the confirmation dialog of r, f, s or e, or says why
-// the key does nothing here.
-func (m *Model) startAction(msg tea.KeyMsg, sel []item) {
+// startAction opens the confirmation dialog of r, f, s or e — for r and f
+// once the queues of the targets are looked up — or says why the key does
+// nothing here.
+func (m *Model) startAction(msg tea.KeyMsg, sel []item) tea.Cmd {
 	k := m.keys
 	if m.readOnly {
 		m.status = components.StatusLine{Text: "read-only: actions are off", Error: true}
-		return
+		return nil
+	}
+	if m.preparing {
+		return nil
 	}
 	if len(sel) == 0 {
-		m.status = components.StatusLine{Text: "nothing selected", Error: true}
-		return
+		text := "nothing selected"
+		if p := m.pages[m.view]; p != nil && p.lost {
+			text = "nothing selected: the row under the cursor left this view; move with j/k"
+		}
+		m.status = components.StatusLine{Text: text, Error: true}
+		return nil
 	}
 	var p *pendingAction
 	why := "does not apply in this view"
@@ -185,7 +193,10 @@ func (m *Model) startAction(msg tea.KeyMsg, sel []item) {
 		if m.view == viewTuning || m.view == viewAudit {
 			break
 		}
-		p = messageAction(v, targets(sel))
+		ts := targets(sel)
+		if slices.ContainsFunc(ts, v.applies) {
+			return m.prepareMessageAction(v, ts)
+		}
 		why = v.word + " applies to none of the selection (status or head)"
 	case key.Matches(msg, k.StopStart):
 		if m.view == viewQueues || m.view == viewBlocked {
@@ -198,9 +209,10 @@ func (m *Model) startAction(msg tea.KeyMsg, sel []item) {
 	}
 	if p == nil {
 		m.status = components.StatusLine{Text: msg.String() + ": " + why, Error: true}
-		return
+		return nil
 	}
 	m.pending = p
+	return nil
 }
 
 // dialogKey answers the confirmation dialog.

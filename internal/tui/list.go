@@ -37,6 +37,9 @@ var viewNames = map[viewID]string{
 type item struct {
 	key   string
 	cells []string
+	// note is what the line under the table says of the row under the
+	// cursor: its error in full, which the table's cell may cut.
+	note  string
 	queue *domain.Queue
 	msg   *domain.Message
 	tune  *admin.TuningEntry
@@ -66,13 +69,18 @@ type listPage struct {
 	id    viewID
 	src   source
 	items []item
-	// cursorKey is the row under the cursor, kept across refreshes.
+	// cursorKey is the row under the cursor: the cursor follows it, by its
+	// key, through refreshes, re-sorting and actions. cursor is where it is.
 	cursorKey string
 	cursor    int
-	marks     map[string]item
-	filter    string
-	sortCol   int
-	sortDesc  bool
+	// lost says the row under the cursor left the view (a blocked queue that
+	// an action unblocked): nothing is selected until the operator moves,
+	// so that a second key press cannot act on the row that took its place.
+	lost     bool
+	marks    map[string]item
+	filter   string
+	sortCol  int
+	sortDesc bool
 	// starts are the cursors of the pages before this one; after is this
 	// page's, next the following page's.
 	starts []string
@@ -144,7 +152,8 @@ func number(s string) (int64, bool) {
 }
 
 // setItems replaces the window after a refresh, keeping the cursor on the
-// same row and refreshing the marked rows' objects.
+// same row, wherever it moved, and refreshing the marked rows' objects. A
+// row under the cursor that is gone leaves the cursor where it was, on no row.
 func (p *listPage) setItems(items []item, next string) {
 	first := !p.loaded
 	p.items, p.next, p.loaded = items, next, true
@@ -163,29 +172,51 @@ func (p *listPage) setItems(items []item, next string) {
 		}
 	}
 	vis := p.visible()
-	for i, it := range vis {
-		if it.key == p.cursorKey {
-			p.cursor = i
-			return
+	if p.cursorKey != "" && !p.lost {
+		for i, it := range vis {
+			if it.key == p.cursorKey {
+				p.cursor = i
+				return
+			}
 		}
+		p.lost = true
 	}
 	p.cursor = min(p.cursor, max(len(vis)-1, 0))
+	if !p.lost {
+		p.syncCursor()
+	}
+}
+
+// move puts the cursor on the row delta rows away, or — after its row left
+// the view — on the row now in its place (down) or the one before (up).
+func (p *listPage) move(delta int) {
+	vis := p.visible()
+	switch {
+	case p.lost && delta > 0:
+		p.lost = false
+	case p.lost:
+		p.lost = false
+		p.cursor--
+	default:
+		p.cursor += delta
+	}
+	p.cursor = max(min(p.cursor, len(vis)-1), 0)
 	p.syncCursor()
 }
 
 func (p *listPage) syncCursor() {
 	vis := p.visible()
 	if p.cursor >= 0 && p.cursor < len(vis) {
-		p.cursorKey = vis[p.cursor].key
+		p.cursorKey, p.lost = vis[p.cursor].key, false
 	} else {
 		p.cursorKey = ""
 	}
 }
 
-// current returns the row under the cursor.
+// current returns the row under the cursor; none after it left the view.
 func (p *listPage) current() (item, bool) {
 	vis := p.visible()
-	if p.cursor < 0 || p.cursor >= len(vis) {
+	if p.lost || p.cursor < 0 || p.cursor >= len(vis) {
 		return item{}, false
 	}
 	return vis[p.cursor], true
@@ -239,6 +270,9 @@ func (p *listPage) markAll() {
 func (p *listPage) table() components.Table {
 	vis := p.visible()
 	t := components.Table{Columns: p.src.columns(), Cursor: p.cursor, SortCol: p.sortCol, SortDesc: p.sortDesc}
+	if p.lost {
+		t.Cursor = -1
+	}
 	for _, it := range vis {
 		t.Rows = append(t.Rows, it.cells)
 		_, m := p.marks[it.key]
@@ -260,7 +294,7 @@ func (p *listPage) nextPage() bool {
 		return false
 	}
 	p.starts = append(p.starts, p.after)
-	p.after, p.cursor, p.cursorKey = p.next, 0, ""
+	p.after, p.cursor, p.cursorKey, p.lost = p.next, 0, "", false
 	return true
 }
 
@@ -270,12 +304,12 @@ func (p *listPage) prevPage() bool {
 	}
 	p.after = p.starts[len(p.starts)-1]
 	p.starts = p.starts[:len(p.starts)-1]
-	p.cursor, p.cursorKey = 1<<30, ""
+	p.cursor, p.cursorKey, p.lost = 1<<30, "", false
 	return true
 }
 
 func (p *listPage) firstPage() {
-	p.starts, p.after, p.cursor, p.cursorKey = nil, "", 0, ""
+	p.starts, p.after, p.cursor, p.cursorKey, p.lost = nil, "", 0, "", false
 }
 
 func col(title string, width int) components.Column {

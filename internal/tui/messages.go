@@ -18,8 +18,8 @@ type queueMessageSource struct{ now func() time.Time }
 func (queueMessageSource) storeFilter() bool { return false }
 
 func (queueMessageSource) columns() []components.Column {
-	return []components.Column{col("SEQ", 5), col("ID", 36), col("STATUS", 6), optional("ATT", 3, 5), optional("CR", 2, 4), optional("SENDER", 10, 7),
-		optional("RECEIVER", 10, 6), optional("AGE", 4, 3), col("ERROR", 20)}
+	return []components.Column{col("SEQ", 8), optional("ID", 36, 9), col("STATUS", 6), optional("ATTEMPTS", 8, 5), optional("CRASHES", 7, 4),
+		optional("SENDER", 10, 7), optional("RECEIVER", 10, 6), optional("AGE", 5, 3), col("ERROR", 80)}
 }
 
 func (s queueMessageSource) fetch(ctx context.Context, svc admin.Service, q pageQuery) ([]item, string, error) {
@@ -43,7 +43,11 @@ func messageItem(m *domain.Message, now time.Time) item {
 	if m.Blacklisted {
 		st += "*"
 	}
-	return item{key: m.ID, msg: m, cells: []string{strconv.FormatUint(m.Seq, 10), m.ID, st,
+	var note string
+	if m.Error != "" {
+		note = oneLine(m.Error) + "  (" + m.ID + ")"
+	}
+	return item{key: m.ID, msg: m, note: note, cells: []string{strconv.FormatUint(m.Seq, 10), m.ID, st,
 		strconv.Itoa(m.Attempts), strconv.Itoa(m.Crashes), m.Sender, dash(m.Receiver), output.Age(&m.CreatedAt, now),
 		dash(m.Error)}}
 }
@@ -54,8 +58,8 @@ type blacklistSource struct{ now func() time.Time }
 func (blacklistSource) storeFilter() bool { return false }
 
 func (blacklistSource) columns() []components.Column {
-	return []components.Column{col("ID", 36), col("QUEUE", 24), optional("RECEIVER", 10, 3), col("CR", 2), optional("LAST CRASH", 10, 4),
-		optional("NODE", 8, 5), optional("AGE", 4, 6)}
+	return []components.Column{col("ID", 36), col("QUEUE", 24), optional("RECEIVER", 10, 3), col("CRASHES", 7), optional("LAST CRASH", 10, 4),
+		optional("NODE", 8, 5), optional("AGE", 5, 6)}
 }
 
 func (s blacklistSource) fetch(ctx context.Context, svc admin.Service, q pageQuery) ([]item, string, error) {
@@ -65,7 +69,7 @@ func (s blacklistSource) fetch(ctx context.Context, svc admin.Service, q pageQue
 	var items []item
 	err := svc.Messages(ctx, f, func(m *domain.Message) error {
 		now := s.now()
-		items = append(items, item{key: m.ID, msg: m, cells: []string{m.ID, m.Queue, dash(m.Receiver),
+		items = append(items, item{key: m.ID, msg: m, note: oneLine(m.Error) + "  (" + m.ID + ")", cells: []string{m.ID, m.Queue, dash(m.Receiver),
 			strconv.Itoa(m.Crashes), output.Age(&m.UpdatedAt, now), dash(m.Node), output.Age(&m.CreatedAt, now)}})
 		return nil
 	})

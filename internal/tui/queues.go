@@ -22,12 +22,15 @@ type queueSource struct {
 func (s queueSource) storeFilter() bool { return true }
 
 func (s queueSource) columns() []components.Column {
+	// The columns an operator decides by stay longest; the head's id (in
+	// the line under the table too) and the qos (in the queue's name) go first.
 	if s.blocked {
-		return []components.Column{col("QUEUE", 24), optional("QOS", 4, 6), col("HEAD", 36), col("STATUS", 6), optional("SINCE", 5, 3),
-			optional("ATT", 3, 5), optional("CR", 2, 4), optional("BEHIND", 6, 2), col("ERROR", 20)}
+		return []components.Column{col("QUEUE", 24), optional("QOS", 4, 8), optional("HEAD", 36, 9), col("STATUS", 6),
+			optional("SINCE", 5, 3), optional("ATTEMPTS", 8, 5), optional("CRASHES", 7, 4), optional("BEHIND", 8, 2), col("ERROR", 80)}
 	}
-	return []components.Column{col("QUEUE", 24), col("QOS", 4), optional("STAGE", 8, 8), col("STATE", 7), col("DEPTH", 5),
-		optional("TBDL", 4, 6), optional("WAIT", 4, 5), optional("HOLD", 4, 4), col("NDLV", 4), col("HEAD", 5), optional("OLDEST", 6, 9), col("ERROR", 20)}
+	return []components.Column{col("QUEUE", 24), optional("QOS", 4, 7), optional("STAGE", 8, 8), col("STATE", 7), col("DEPTH", 8),
+		optional("TBDL", 8, 6), optional("WAIT", 8, 5), optional("HOLD", 8, 4), col("NDLV", 8), col("HEAD", 5),
+		optional("OLDEST", 6, 9), col("ERROR", 80)}
 }
 
 func (s queueSource) fetch(ctx context.Context, svc admin.Service, q pageQuery) ([]item, string, error) {
@@ -72,24 +75,38 @@ func (s queueSource) item(q *domain.Queue) item {
 		return string(h.Status)
 	})
 	errText := head(func(h *domain.QueueHead) string { return dash(h.Error) })
+	var note string
+	if q.Head != nil && q.Head.Error != "" {
+		note = oneLine(q.Head.Error) + "  (" + q.Name + ", head " + q.Head.ID + ")"
+	}
 	count := func(st domain.Status) string { return strconv.FormatInt(q.Counts[st], 10) }
 	var cells []string
 	if s.blocked {
 		cells = []string{q.Name, string(q.QoS), head(func(h *domain.QueueHead) string { return h.ID }), status,
 			output.Age(q.BlockedSince, s.now()), head(func(h *domain.QueueHead) string { return strconv.Itoa(h.Attempts) }),
 			head(func(h *domain.QueueHead) string { return strconv.Itoa(h.Crashes) }),
-			strconv.FormatInt(max(q.Depth-1, 0), 10), errText}
+			behindCell(q), errText}
 	} else {
 		cells = []string{q.Name, string(q.QoS), string(q.Stage), string(q.State), strconv.FormatInt(q.Depth, 10),
 			count(domain.StatusTBDL), count(domain.StatusWAIT), count(domain.StatusHOLD), count(domain.StatusNDLV),
 			status, output.Age(q.OldestAt, s.now()), errText}
 	}
-	return item{key: q.Name, cells: cells, queue: q}
+	return item{key: q.Name, cells: cells, queue: q, note: note}
 }
 
 func dash(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return strings.ReplaceAll(s, "\n", " ")
+	return oneLine(s)
+}
+
+// oneLine puts a text that may hold line breaks on one line.
+func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
+
+func behindCell(q *domain.Queue) string {
+	if q.Behind == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*q.Behind, 10)
 }

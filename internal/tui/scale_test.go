@@ -65,8 +65,8 @@ func (s *manyQueues) calls() ([]admin.QueueFilter, []int) {
 func TestTenThousandQueues(t *testing.T) {
 	t.Parallel()
 	svc := &manyQueues{}
-	tm := start(t, options(svc), 120, 30, "XBQIQ00024")
-	rows := 30 - 5
+	tm := start(t, options(svc), 120, 30, "XBQIQ00022")
+	rows := 30 - 7 // tabs, info, header, note (2), status and keys
 	filters, handed := svc.calls()
 	require.Len(t, filters, 1)
 	require.Equal(t, rows+1, filters[0].Limit, "one page and one row to learn whether more follow")
@@ -74,7 +74,7 @@ func TestTenThousandQueues(t *testing.T) {
 	require.LessOrEqual(t, handed[0], rows+1)
 
 	press(tm, "n")
-	waitFor(t, tm, "XBQIQ00049")
+	waitFor(t, tm, "XBQIQ00045")
 	press(tm, "n")
 	waitFor(t, tm, "page 3")
 	m := finish(t, tm)
@@ -82,29 +82,29 @@ func TestTenThousandQueues(t *testing.T) {
 
 	filters, handed = svc.calls()
 	require.Len(t, filters, 3)
-	require.Equal(t, "XBQIQ00024", filters[1].After)
-	require.Equal(t, "XBQIQ00049", filters[2].After)
+	require.Equal(t, "XBQIQ00022", filters[1].After)
+	require.Equal(t, "XBQIQ00045", filters[2].After)
 	for i, f := range filters {
 		require.Equal(t, rows+1, f.Limit)
 		require.LessOrEqual(t, handed[i], rows+1)
 	}
 	p := m.pages[viewQueues]
 	require.Len(t, p.items, rows)
-	require.Equal(t, "XBQIQ00050", p.items[0].key)
+	require.Equal(t, "XBQIQ00046", p.items[0].key)
 }
 
 // TestResize reflows: a shorter terminal reloads a shorter page.
 func TestResize(t *testing.T) {
 	t.Parallel()
 	svc := &manyQueues{}
-	tm := start(t, options(svc), 120, 30, "XBQIQ00024")
+	tm := start(t, options(svc), 120, 30, "XBQIQ00022")
 	tm.Send(tea.WindowSizeMsg{Width: 80, Height: 12})
-	waitFor(t, tm, "page 1 · 7 rows")
+	waitFor(t, tm, "page 1 · 5 rows")
 	m := finish(t, tm)
 	teatest.RequireEqualOutput(t, []byte(m.View()))
 	filters, _ := svc.calls()
 	require.Len(t, filters, 2)
-	require.Equal(t, 8, filters[1].Limit)
+	require.Equal(t, 6, filters[1].Limit)
 }
 
 // failingQueues fails every listing after the first.

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -115,7 +116,42 @@ func (m *Model) body(w, h int) string {
 	if len(t.Rows) == 0 {
 		return t.View(w, h, m.tableStyles()) + "\n  " + m.emptyText()
 	}
-	return t.View(w, h, m.tableStyles())
+	notes := m.noteLines()
+	if notes == 0 {
+		return t.View(w, h, m.tableStyles())
+	}
+	return fitLines(t.View(w, h-notes, m.tableStyles()), w, h-notes) + "\n" + m.note(p, w, notes)
+}
+
+// noteLines is how many lines under the table of the view on screen tell
+// of the row under the cursor: its error in full.
+func (m *Model) noteLines() int {
+	switch m.view {
+	case viewQueues, viewBlocked, viewBlacklist, viewMessages:
+		return 2
+	}
+	return 0
+}
+
+// note is the row under the cursor's note, wrapped to lines lines of width
+// columns, the last one cut.
+func (m *Model) note(p *listPage, width, lines int) string {
+	it, ok := p.current()
+	if !ok || it.note == "" {
+		if p.lost {
+			return "  " + m.style.Hint.Render("the row under the cursor left this view; j/k move on")
+		}
+		return ""
+	}
+	wrapped := strings.Split(ansi.Wrap("▸ "+it.note, max(width-2, 10), " "), "\n")
+	if len(wrapped) > lines {
+		wrapped = wrapped[:lines]
+		wrapped[lines-1] = ansi.Truncate(wrapped[lines-1]+" …", max(width-2, 10), "…")
+	}
+	for i := range wrapped {
+		wrapped[i] = "  " + wrapped[i]
+	}
+	return strings.Join(wrapped, "\n")
 }
 
 func (m *Model) emptyText() string {
@@ -155,6 +191,9 @@ func (m *Model) statusLine() string {
 	return s.View(m.width, m.style.Status, m.style.Error)
 }
 
+// hints is the key line: every key it has room for, never cut in a word.
+// The actions stay longest, then how to get about; the help (?), which
+// lists every key, always.
 func (m *Model) hints() string {
 	k := m.keys
 	list := []key.Binding{k.Help, k.Filter, k.Mark}
@@ -169,11 +208,22 @@ func (m *Model) hints() string {
 		}
 	}
 	list = append(list, k.Enter, k.Back, k.Quit)
-	var parts []string
+	// Left out first when the line is too long: mark, filter, back, enter, quit.
+	for _, drop := range []key.Binding{k.Mark, k.Filter, k.Back, k.Enter, k.Quit} {
+		if ansi.StringWidth(hintLine(list)) <= m.width {
+			break
+		}
+		list = slices.DeleteFunc(list, func(b key.Binding) bool { return b.Help() == drop.Help() })
+	}
+	return m.style.Hint.Render(ansi.Truncate(hintLine(list), m.width, "…"))
+}
+
+func hintLine(list []key.Binding) string {
+	parts := make([]string, 0, len(list))
 	for _, b := range list {
 		parts = append(parts, b.Help().Key+" "+shortHelp(b))
 	}
-	return m.style.Hint.Render(ansi.Truncate(strings.Join(parts, " · "), m.width, "…"))
+	return strings.Join(parts, " · ")
 }
 
 // shortHelp is a binding's name in the hint line.

@@ -180,7 +180,7 @@ func testActRefused(t *testing.T, b *bundle) {
 
 	// Refusals are audited as errors.
 	var refused []*domain.AuditEntry
-	for _, e := range b.auditLog(t, admin.AuditFilter{}) {
+	for _, e := range b.auditLog(t, admin.AuditFilter{OldestFirst: true}) {
 		if e.Result == domain.AuditError {
 			refused = append(refused, e)
 		}
@@ -204,7 +204,7 @@ func testActMany(t *testing.T, b *bundle) {
 	require.Empty(t, b.messages(t, admin.MessageFilter{Statuses: []domain.Status{domain.StatusPEND}}))
 
 	var commits []*domain.AuditEntry
-	for _, e := range b.auditLog(t, admin.AuditFilter{}) {
+	for _, e := range b.auditLog(t, admin.AuditFilter{OldestFirst: true}) {
 		if e.Action == string(admin.ActCommit) {
 			commits = append(commits, e)
 		}
@@ -215,4 +215,43 @@ func testActMany(t *testing.T, b *bundle) {
 		audited = append(audited, e.Targets...)
 	}
 	require.Equal(t, append(targets, unknownID), audited)
+}
+
+// testActSelection: --all hands the service a selection instead of ids;
+// it acts on what the filter names, up to Last, as one action.
+func testActSelection(t *testing.T, b *bundle) {
+	f := b.messageFixture(t)
+	later := b.sendOne(t, eo("later"))
+	b.ndlv(t, later.ID, domain.ErrorTransient, "HTTP 503")
+
+	sel := &admin.Selection{Messages: &admin.MessageFilter{Statuses: []domain.Status{domain.StatusNDLV, domain.StatusWAIT},
+		Receivers: []string{"WMS"}}, Last: f.wait.ID}
+	want := b.messages(t, *sel.Messages)
+	var counted []string
+	for _, m := range want {
+		if m.ID <= sel.Last {
+			counted = append(counted, m.ID)
+		}
+	}
+	require.NotEmpty(t, counted)
+	require.NotContains(t, counted, later.ID, "sent after the last one counted")
+
+	dry := b.act(t, admin.ActParams{Action: admin.ActResend, Select: sel, DryRun: true, CountOnly: true})
+	require.Equal(t, len(counted), dry.Changed)
+	require.Empty(t, dry.ChangedIDs)
+	require.True(t, dry.DryRun)
+
+	res := b.act(t, admin.ActParams{Action: admin.ActResend, Select: sel})
+	require.Equal(t, counted, res.ChangedIDs)
+	require.Equal(t, domain.StatusNDLV, b.status(t, later.ID), "left alone")
+
+	// Queues: stop selects the running ones, start the stopped ones.
+	res = b.act(t, admin.ActParams{Action: admin.ActStop, Select: &admin.Selection{Queues: &admin.QueueFilter{Name: "XBQI*"}}})
+	require.Equal(t, names(b.queues(t, admin.QueueFilter{Name: "XBQI*"})), res.ChangedIDs)
+	res = b.act(t, admin.ActParams{Action: admin.ActStop, Select: &admin.Selection{Queues: &admin.QueueFilter{Name: "XBQI*"}}})
+	require.Zero(t, res.Changed, "nothing left to stop")
+	require.Empty(t, res.Skipped)
+
+	_, err := b.svc.Act(b.ctx, admin.ActParams{Action: admin.ActStop, Select: &admin.Selection{Messages: &admin.MessageFilter{}}})
+	require.ErrorIs(t, err, domain.ErrInvalid)
 }

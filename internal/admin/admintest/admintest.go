@@ -21,20 +21,22 @@ import (
 // configured with (the local service and, for a remote client, the server).
 const MaxPayload = 64 << 10
 
-// Backed is a service whose store the suite may reach. The suite moves
-// messages through it into the statuses only the delivery engine reaches
-// (DLNG, DLVD, WAIT, NDLV, blacklisted); everything it then checks goes
-// through the service. The local service is Backed; a remote client under
-// test is wrapped together with the store of the server it talks to.
-type Backed interface {
-	admin.Service
-	Store() store.Store
-}
+// NewService returns a new service under test on a new, empty store, and
+// that store: the suite moves messages through the store into the statuses
+// only the delivery engine reaches (DLNG, DLVD, WAIT, NDLV, blacklisted);
+// everything it then checks goes through the service. For a remote client
+// the store is that of the server it talks to. The service must be
+// configured with MaxPayload and Receivers, and NewService arranges for it
+// to be closed.
+type NewService func(t *testing.T) (admin.Service, store.Store)
 
-// Run runs the suite. newService returns a new service on a new, empty
-// store for each test; the service must be Backed and configured with
-// MaxPayload, and newService arranges for it to be closed.
-func Run(t *testing.T, newService func(t *testing.T) admin.Service) {
+// Receivers are the configured receivers the services under test must know
+// (engine's receivers: in the configuration): tuning checks subparameters
+// against them.
+var Receivers = []string{"WMS", "ARCHIVE"}
+
+// Run runs the suite.
+func Run(t *testing.T, newService NewService) {
 	t.Helper()
 	for _, c := range []struct {
 		name string
@@ -67,11 +69,14 @@ func Run(t *testing.T, newService func(t *testing.T) admin.Service) {
 		{"ActDryRun", testActDryRun},
 		{"ActRefused", testActRefused},
 		{"ActMany", testActMany},
+		{"ActSelection", testActSelection},
 		{"Tuning", testTuning},
 		{"TuneInvalid", testTuneInvalid},
+		{"TuneUnsetNotSet", testTuneUnsetNotSet},
 		{"Audit", testAudit},
 		{"AuditPaging", testAuditPaging},
 		{"Purge", testPurge},
+		{"Names", testNames},
 		{"ErrorKinds", testErrorKinds},
 		{"Canceled", testCanceled},
 	} {
@@ -89,12 +94,10 @@ type bundle struct {
 	st  store.Store
 }
 
-func setup(t *testing.T, newService func(t *testing.T) admin.Service) *bundle {
+func setup(t *testing.T, newService NewService) *bundle {
 	t.Helper()
-	svc := newService(t)
-	backed, ok := svc.(Backed)
-	require.True(t, ok, "the service under test (%T) must be admintest.Backed", svc)
-	return &bundle{ctx: context.Background(), svc: svc, st: backed.Store()}
+	svc, st := newService(t)
+	return &bundle{ctx: context.Background(), svc: svc, st: st}
 }
 
 // eo returns a valid EO send request from ERP to WMS.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/admin/admintest"
+	"github.com/queuectl/queuectl/internal/admin/embedded"
 	"github.com/queuectl/queuectl/internal/admin/local"
 	"github.com/queuectl/queuectl/internal/admin/remote"
 	"github.com/queuectl/queuectl/internal/domain"
@@ -20,7 +21,7 @@ import (
 
 func TestLocal(t *testing.T) {
 	t.Parallel()
-	admintest.Run(t, func(t *testing.T) admin.Service {
+	admintest.Run(t, func(t *testing.T) (admin.Service, store.Store) {
 		return newLocal(t)
 	})
 }
@@ -29,39 +30,30 @@ func TestLocal(t *testing.T) {
 // serves it: trusted, every request allowed.
 func TestRemoteSocket(t *testing.T) {
 	t.Parallel()
-	admintest.Run(t, func(t *testing.T) admin.Service {
-		return newRemote(t)
-	})
+	admintest.Run(t, newRemote)
 }
 
-func newLocal(t *testing.T) *local.Service {
+func newLocal(t *testing.T) (*local.Service, store.Store) {
 	t.Helper()
 	st, err := bolt.Open(filepath.Join(t.TempDir(), "q.db"), bolt.Options{NoSync: true})
 	require.NoError(t, err)
-	svc := local.New(st, local.Options{MaxPayload: admintest.MaxPayload})
+	svc := local.New(st, local.Options{MaxPayload: admintest.MaxPayload, Receivers: admintest.Receivers})
 	t.Cleanup(func() { require.NoError(t, svc.Close()) })
-	return svc
+	return svc, st
 }
 
-// remoteService is a remote client together with the store of the server
-// it talks to, for the suite's engine-side setup.
-type remoteService struct {
-	*remote.Client
-	st store.Store
-}
-
-func (r *remoteService) Store() store.Store { return r.st }
-
-func newRemote(t *testing.T) *remoteService {
+// newRemote returns a remote client of a server on a local service,
+// together with that service's store.
+func newRemote(t *testing.T) (admin.Service, store.Store) {
 	t.Helper()
-	svc := newLocal(t)
+	svc, st := newLocal(t)
 	api := httpapi.New(httpapi.Options{Service: svc, Auditor: svc, MaxPayload: admintest.MaxPayload})
 	srv := httptest.NewServer(api.Handler(true))
 	t.Cleanup(srv.Close)
 	c, err := remote.New(remote.Options{Server: srv.URL})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, c.Close()) })
-	return &remoteService{Client: c, st: svc.Store()}
+	return c, st
 }
 
 // TestErrorKindsCrossTheWire checks that every kind of error, its text and
@@ -98,3 +90,43 @@ func newRemoteOver(t *testing.T, svc admin.Service) *remote.Client {
 	require.NoError(t, err)
 	return c
 }
+
+// TestEmbedded runs the suite on the service of embedded mode, which holds
+// the store only while a call reads or writes it.
+func TestEmbedded(t *testing.T) {
+	t.Parallel()
+	admintest.Run(t, func(t *testing.T) (admin.Service, store.Store) {
+		path := filepath.Join(t.TempDir(), "q.db")
+		svc := embedded.New(embedded.Options{Path: path, Create: true,
+			Local: local.Options{MaxPayload: admintest.MaxPayload, Receivers: admintest.Receivers}})
+		t.Cleanup(func() { require.NoError(t, svc.Close()) })
+		return svc, fileStore{path: path}
+	})
+}
+
+// fileStore is the store of a file, opened for each transaction, as another
+// process using it between the service's calls would.
+type fileStore struct{ path string }
+
+func (s fileStore) open() (*bolt.Store, error) { return bolt.Open(s.path, bolt.Options{}) }
+
+func (s fileStore) View(ctx context.Context, fn func(store.Reader) error) error {
+	st, err := s.open()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return st.View(ctx, fn)
+}
+
+func (s fileStore) Update(ctx context.Context, fn func(store.Writer) error) error {
+	st, err := s.open()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return st.Update(ctx, fn)
+}
+
+func (fileStore) Commits() uint64 { return 0 }
+func (fileStore) Close() error    { return nil }

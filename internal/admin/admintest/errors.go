@@ -54,7 +54,7 @@ func testErrorKinds(t *testing.T, b *bundle) {
 			_, err := b.svc.Act(b.ctx, admin.ActParams{Action: admin.ActFail, Targets: []string{"nope"}})
 			return err
 		}, domain.ErrInvalid, `message id "nope" is not a UUID (like 0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1f); nothing was changed`},
-		"bad tuning": {func() error { _, err := b.svc.Tune(b.ctx, "X", "", 1); return err },
+		"bad tuning": {func() error { _, err := b.svc.Tune(b.ctx, set("X", "", "1")); return err },
 			domain.ErrInvalid, `parameter "X" is not one of EO_INBOUND_PARALLEL, EO_OUTBOUND_PARALLEL`},
 		"bad send": {func() error { _, err := b.svc.Send(b.ctx, []domain.SendRequest{{QoS: "EO"}}); return err },
 			domain.ErrInvalid, "sender is required (1-60 characters of A-Z a-z 0-9 _ - .)"},

@@ -158,11 +158,11 @@ func testMessagesStop(t *testing.T, b *bundle) {
 	}
 	sent := b.send(t, reqs...)
 
-	// A walk function ends a walk early with store.ErrStop, without an error.
+	// A walk function ends a walk early with admin.ErrStop, without an error.
 	var got []string
 	err := b.svc.Messages(b.ctx, admin.MessageFilter{}, func(m *domain.Message) error {
 		if len(got) == 1200 {
-			return store.ErrStop
+			return admin.ErrStop
 		}
 		got = append(got, m.ID)
 		return nil

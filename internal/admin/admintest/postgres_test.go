@@ -11,6 +11,7 @@ import (
 	"github.com/queuectl/queuectl/internal/admin/local"
 	"github.com/queuectl/queuectl/internal/admin/remote"
 	"github.com/queuectl/queuectl/internal/httpapi"
+	"github.com/queuectl/queuectl/internal/store"
 	"github.com/queuectl/queuectl/internal/store/postgres/pgtest"
 )
 
@@ -19,7 +20,7 @@ import (
 func TestLocalPostgres(t *testing.T) {
 	t.Parallel()
 	pgtest.BaseURL(t)
-	admintest.Run(t, func(t *testing.T) admin.Service {
+	admintest.Run(t, func(t *testing.T) (admin.Service, store.Store) {
 		return newLocalPostgres(t)
 	})
 }
@@ -29,21 +30,22 @@ func TestLocalPostgres(t *testing.T) {
 func TestRemotePostgres(t *testing.T) {
 	t.Parallel()
 	pgtest.BaseURL(t)
-	admintest.Run(t, func(t *testing.T) admin.Service {
-		svc := newLocalPostgres(t)
+	admintest.Run(t, func(t *testing.T) (admin.Service, store.Store) {
+		svc, st := newLocalPostgres(t)
 		api := httpapi.New(httpapi.Options{Service: svc, Auditor: svc, MaxPayload: admintest.MaxPayload})
 		srv := httptest.NewServer(api.Handler(true))
 		t.Cleanup(srv.Close)
 		c, err := remote.New(remote.Options{Server: srv.URL})
 		require.NoError(t, err)
 		t.Cleanup(func() { require.NoError(t, c.Close()) })
-		return &remoteService{Client: c, st: svc.Store()}
+		return c, st
 	})
 }
 
-// newLocalPostgres returns a local service on a store of its own; the store
-// is checked and closed when the test ends.
-func newLocalPostgres(t *testing.T) *local.Service {
+// newLocalPostgres returns a local service on a store of its own, and the
+// store; it is checked and closed when the test ends.
+func newLocalPostgres(t *testing.T) (*local.Service, store.Store) {
 	t.Helper()
-	return local.New(pgtest.Open(t), local.Options{MaxPayload: admintest.MaxPayload})
+	st := pgtest.Open(t)
+	return local.New(st, local.Options{MaxPayload: admintest.MaxPayload, Receivers: admintest.Receivers}), st
 }

@@ -2,6 +2,7 @@ package admintest
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -16,6 +17,15 @@ const (
 	eoOutbound = "EO_OUTBOUND_PARALLEL"
 )
 
+// set and unset are the two shapes of a tuning change.
+func set(param, sub, value string) admin.TuneParams {
+	return admin.TuneParams{Param: param, Sub: sub, Value: value}
+}
+
+func unset(param, sub string) admin.TuneParams {
+	return admin.TuneParams{Param: param, Sub: sub, Unset: true}
+}
+
 func testTuning(t *testing.T, b *bundle) {
 	entries, err := b.svc.Tuning(b.ctx)
 	require.NoError(t, err)
@@ -27,13 +37,16 @@ func testTuning(t *testing.T, b *bundle) {
 	}, entries)
 
 	first := b.sendOne(t, eo("before"))
-	e, err := b.svc.Tune(b.ctx, eoInbound, "CENTRAL", 8)
+	e, err := b.svc.Tune(b.ctx, set(eoInbound, "CENTRAL", "8"))
 	require.NoError(t, err)
 	require.Equal(t, &admin.TuningEntry{Param: eoInbound, Sub: "CENTRAL", Value: 8, Set: true, Queues: []string{first.Queue}}, e)
 
-	e, err = b.svc.Tune(b.ctx, eoOutbound, "WMS", 9999)
+	e, err = b.svc.Tune(b.ctx, set(eoOutbound, "WMS", "9999"))
 	require.NoError(t, err)
 	require.Equal(t, &admin.TuningEntry{Param: eoOutbound, Sub: "WMS", Value: 9999, Set: true, Queues: []string{}}, e)
+	e, err = b.svc.Tune(b.ctx, set(eoOutbound, "WMS", "12"))
+	require.NoError(t, err)
+	require.Equal(t, 12, e.Value)
 
 	entries, err = b.svc.Tuning(b.ctx)
 	require.NoError(t, err)
@@ -42,56 +55,65 @@ func testTuning(t *testing.T, b *bundle) {
 		{Param: eoInbound, Sub: "CENTRAL", Value: 8, Set: true, Queues: []string{first.Queue}},
 		{Param: eoInbound, Sub: "RECEIVER", Value: 1, Queues: []string{}},
 		{Param: eoOutbound, Sub: "", Value: 1, Queues: []string{}},
-		{Param: eoOutbound, Sub: "WMS", Value: 9999, Set: true, Queues: []string{}},
+		{Param: eoOutbound, Sub: "WMS", Value: 12, Set: true, Queues: []string{}},
 	}, entries)
 
 	// Unset: the default applies again, the receiver's own entry is gone.
-	e, err = b.svc.Tune(b.ctx, eoOutbound, "WMS", 0)
+	e, err = b.svc.Tune(b.ctx, unset(eoOutbound, "WMS"))
 	require.NoError(t, err)
 	require.Equal(t, &admin.TuningEntry{Param: eoOutbound, Sub: "", Value: 1, Queues: []string{}}, e)
-	e, err = b.svc.Tune(b.ctx, eoInbound, "CENTRAL", 0)
+	e, err = b.svc.Tune(b.ctx, unset(eoInbound, "CENTRAL"))
 	require.NoError(t, err)
 	require.Equal(t, &admin.TuningEntry{Param: eoInbound, Sub: "CENTRAL", Value: 1, Queues: []string{first.Queue}}, e)
 
 	var log []string
-	for _, a := range b.auditLog(t, admin.AuditFilter{}) {
+	for _, a := range b.auditLog(t, admin.AuditFilter{OldestFirst: true}) {
 		require.Equal(t, domain.AuditOK, a.Result)
 		log = append(log, fmt.Sprint(a.Action, " ", a.Targets, " ", a.Detail))
 	}
 	require.Equal(t, []string{
 		"tune.set [EO_INBOUND_PARALLEL/CENTRAL] value 8",
 		"tune.set [EO_OUTBOUND_PARALLEL/WMS] value 9999",
-		"tune.unset [EO_OUTBOUND_PARALLEL/WMS] value 0",
-		"tune.unset [EO_INBOUND_PARALLEL/CENTRAL] value 0",
+		"tune.set [EO_OUTBOUND_PARALLEL/WMS] value 12 (was 9999)",
+		"tune.unset [EO_OUTBOUND_PARALLEL/WMS] value 12 unset",
+		"tune.unset [EO_INBOUND_PARALLEL/CENTRAL] value 8 unset",
 	}, log)
 }
 
 func testTuneInvalid(t *testing.T, b *bundle) {
 	for name, c := range map[string]struct {
-		param, sub string
-		value      int
-		msg        string
+		p   admin.TuneParams
+		msg string
 	}{
-		"unknown param": {"EO_PARALLEL", "", 2, `parameter "EO_PARALLEL" is not one of EO_INBOUND_PARALLEL, EO_OUTBOUND_PARALLEL`},
-		"lower param": {"eo_inbound_parallel", "CENTRAL", 2,
+		"unknown param": {set("EO_PARALLEL", "", "2"), `parameter "EO_PARALLEL" is not one of EO_INBOUND_PARALLEL, EO_OUTBOUND_PARALLEL`},
+		"lower param": {set("eo_inbound_parallel", "CENTRAL", "2"),
 			`parameter "eo_inbound_parallel" is not one of EO_INBOUND_PARALLEL, EO_OUTBOUND_PARALLEL (did you mean EO_INBOUND_PARALLEL?)`},
-		"empty param":  {"", "", 2, `parameter "" is not one of EO_INBOUND_PARALLEL, EO_OUTBOUND_PARALLEL`},
-		"no sub":       {eoInbound, "", 2, `EO_INBOUND_PARALLEL needs --sub SENDER, CENTRAL or RECEIVER (the node role it applies to), not ""`},
-		"bad sub":      {eoInbound, "central", 2, `EO_INBOUND_PARALLEL needs --sub SENDER, CENTRAL or RECEIVER (the node role it applies to), not "central"`},
-		"bad receiver": {eoOutbound, "W MS", 2, `--sub (a receiver name) "W MS" contains ' '; allowed are A-Z a-z 0-9 _ - .`},
-		"too big":      {eoOutbound, "", 10000, "value 10000 for EO_OUTBOUND_PARALLEL must be from 1 to 9999"},
-		"negative":     {eoOutbound, "WMS", -1, "value -1 for EO_OUTBOUND_PARALLEL must be from 1 to 9999"},
-		"unset bad":    {"NOPE", "", 0, `parameter "NOPE" is not one of EO_INBOUND_PARALLEL, EO_OUTBOUND_PARALLEL`},
-		"dot-dot":      {"..", "", 2, `parameter ".." is not one of EO_INBOUND_PARALLEL, EO_OUTBOUND_PARALLEL`},
-		"slashes":      {"EO_INBOUND_PARALLEL/../x", "", 0, `parameter "EO_INBOUND_PARALLEL/../x" is not one of EO_INBOUND_PARALLEL, EO_OUTBOUND_PARALLEL`},
+		"empty param": {set("", "", "2"), `parameter "" is not one of EO_INBOUND_PARALLEL, EO_OUTBOUND_PARALLEL`},
+		"no sub":      {set(eoInbound, "", "2"), `EO_INBOUND_PARALLEL needs --sub SENDER, CENTRAL or RECEIVER (the node role it applies to), not ""`},
+		"bad sub": {set(eoInbound, "central", "2"),
+			`EO_INBOUND_PARALLEL needs --sub SENDER, CENTRAL or RECEIVER (the node role it applies to), not "central" (did you mean CENTRAL?)`},
+		"unconfigured receiver": {set(eoOutbound, "wms", "2"),
+			"EO_OUTBOUND_PARALLEL --sub wms: no receiver wms is configured (did you mean WMS?); nothing was changed"},
+		"mistyped receiver": {set(eoOutbound, "ARCHVE", "2"),
+			"EO_OUTBOUND_PARALLEL --sub ARCHVE: no receiver ARCHVE is configured (did you mean ARCHIVE?); nothing was changed"},
+		"bad receiver": {set(eoOutbound, "W MS", "2"),
+			"EO_OUTBOUND_PARALLEL --sub W MS: no receiver W MS is configured (did you mean WMS?); nothing was changed"},
+		"zero":         {set(eoOutbound, "", "0"), "value 0 for EO_OUTBOUND_PARALLEL is out of range: values are 1 to 9999; nothing was changed"},
+		"too big":      {set(eoOutbound, "", "10000"), "value 10000 for EO_OUTBOUND_PARALLEL must be from 1 to 9999; nothing was changed"},
+		"negative":     {set(eoOutbound, "WMS", "-1"), "value -1 for EO_OUTBOUND_PARALLEL must be from 1 to 9999; nothing was changed"},
+		"not a number": {set(eoOutbound, "WMS", "many"), `value "many" for EO_OUTBOUND_PARALLEL is not a whole number from 1 to 9999; nothing was changed`},
+		"no value":     {set(eoOutbound, "WMS", ""), `value "" for EO_OUTBOUND_PARALLEL is not a whole number from 1 to 9999; nothing was changed`},
+		"unset bad":    {unset("NOPE", ""), `parameter "NOPE" is not one of EO_INBOUND_PARALLEL, EO_OUTBOUND_PARALLEL`},
+		"dot-dot":      {set("..", "", "2"), `parameter ".." is not one of EO_INBOUND_PARALLEL, EO_OUTBOUND_PARALLEL`},
+		"slashes":      {unset("EO_INBOUND_PARALLEL/../x", ""), `parameter "EO_INBOUND_PARALLEL/../x" is not one of EO_INBOUND_PARALLEL, EO_OUTBOUND_PARALLEL`},
 	} {
-		e, err := b.svc.Tune(b.ctx, c.param, c.sub, c.value)
+		e, err := b.svc.Tune(b.ctx, c.p)
 		require.ErrorIs(t, err, domain.ErrInvalid, name)
 		require.EqualError(t, err, c.msg, name)
 		require.Nil(t, e, name)
 	}
 
-	// Nothing changed, and every refusal is in the audit log.
+	// Nothing changed, and every refusal is in the audit log as an error.
 	entries, err := b.svc.Tuning(b.ctx)
 	require.NoError(t, err)
 	require.Len(t, entries, 4)
@@ -99,11 +121,35 @@ func testTuneInvalid(t *testing.T, b *bundle) {
 		require.False(t, e.Set)
 	}
 	log := b.auditLog(t, admin.AuditFilter{})
-	require.Len(t, log, 11)
+	require.Len(t, log, 16)
 	for _, a := range log {
 		require.Equal(t, domain.AuditError, a.Result)
 		require.Contains(t, []string{"tune.set", "tune.unset"}, a.Action)
 	}
+}
+
+// testTuneUnsetNotSet: unsetting a value that is not set is not found
+// (exit 3), changes nothing and is audited as a conflict.
+func testTuneUnsetNotSet(t *testing.T, b *bundle) {
+	_, err := b.svc.Tune(b.ctx, unset(eoOutbound, "NOPE"))
+	require.ErrorIs(t, err, domain.ErrNotFound)
+	require.EqualError(t, err, "EO_OUTBOUND_PARALLEL --sub NOPE is not set; nothing to unset")
+	require.Equal(t, "no value of EO_OUTBOUND_PARALLEL is set: the default, 1, applies", domain.HintOf(err))
+
+	_, err = b.svc.Tune(b.ctx, set(eoOutbound, "WMS", "4"))
+	require.NoError(t, err)
+	_, err = b.svc.Tune(b.ctx, unset(eoOutbound, "wms"))
+	require.ErrorIs(t, err, domain.ErrNotFound)
+	require.EqualError(t, err, "EO_OUTBOUND_PARALLEL --sub wms is not set; nothing to unset (did you mean WMS?)")
+	require.Equal(t, "the values set: WMS (queuectl tune list)", domain.HintOf(err))
+	_, err = b.svc.Tune(b.ctx, unset(eoInbound, "SENDER"))
+	require.ErrorIs(t, err, domain.ErrNotFound)
+
+	var results []string
+	for _, a := range b.auditLog(t, admin.AuditFilter{OldestFirst: true}) {
+		results = append(results, a.Action+" "+a.Result)
+	}
+	require.Equal(t, []string{"tune.unset conflict", "tune.set ok", "tune.unset conflict", "tune.unset conflict"}, results)
 }
 
 func testAudit(t *testing.T, b *bundle) {
@@ -111,11 +157,11 @@ func testAudit(t *testing.T, b *bundle) {
 	msgs := b.send(t, eo("a"), eo("b"))
 	wait := b.wait(t, msgs[0].ID)
 	b.act(t, admin.ActParams{Action: admin.ActResend, Targets: []string{wait.ID, msgs[1].ID}})
-	_, err := b.svc.Tune(b.ctx, eoOutbound, "", 3)
+	_, err := b.svc.Tune(b.ctx, set(eoOutbound, "", "3"))
 	require.NoError(t, err)
 	b.act(t, admin.ActParams{Action: admin.ActStop, Targets: []string{"XBTI0000"}, Reason: "maintenance"})
 
-	log := b.auditLog(t, admin.AuditFilter{})
+	log := b.auditLog(t, admin.AuditFilter{OldestFirst: true})
 	require.Len(t, log, 3)
 	resend, tune, stop := log[0], log[1], log[2]
 
@@ -142,12 +188,29 @@ func testAudit(t *testing.T, b *bundle) {
 		}
 	}
 
-	require.Equal(t, log, b.auditLog(t, admin.AuditFilter{Actor: actor}))
-	require.Empty(t, b.auditLog(t, admin.AuditFilter{Actor: "somebody-else"}))
-	require.Equal(t, log[1:], b.auditLog(t, admin.AuditFilter{AfterSeq: log[0].Seq}))
-	require.Equal(t, log[:2], b.auditLog(t, admin.AuditFilter{Limit: 2}))
-	require.Equal(t, log, b.auditLog(t, admin.AuditFilter{Since: start}))
-	require.Empty(t, b.auditLog(t, admin.AuditFilter{Since: time.Now().Add(time.Hour)}))
+	// Newest first by default; every filter works in both orders.
+	newest := slices.Clone(log)
+	slices.Reverse(newest)
+	require.Equal(t, newest, b.auditLog(t, admin.AuditFilter{}))
+	for _, oldest := range []bool{true, false} {
+		order := log
+		if !oldest {
+			order = newest
+		}
+		f := func(f admin.AuditFilter) admin.AuditFilter { f.OldestFirst = oldest; return f }
+		require.Equal(t, order, b.auditLog(t, f(admin.AuditFilter{Actor: actor})))
+		require.Empty(t, b.auditLog(t, f(admin.AuditFilter{Actor: "somebody-else"})))
+		require.Equal(t, order[1:], b.auditLog(t, f(admin.AuditFilter{After: order[0].Seq})), "the cursor goes on in the list's order")
+		require.Equal(t, order[:2], b.auditLog(t, f(admin.AuditFilter{Limit: 2})))
+		require.Equal(t, order, b.auditLog(t, f(admin.AuditFilter{Since: start})))
+		require.Empty(t, b.auditLog(t, f(admin.AuditFilter{Since: time.Now().Add(time.Hour)})))
+		require.Equal(t, []*domain.AuditEntry{tune}, b.auditLog(t, f(admin.AuditFilter{Action: "tune.set"})))
+		require.Equal(t, []*domain.AuditEntry{resend}, b.auditLog(t, f(admin.AuditFilter{Result: domain.AuditConflict})))
+		require.Empty(t, b.auditLog(t, f(admin.AuditFilter{Action: "tune.set", Result: domain.AuditConflict})))
+	}
+	err = b.svc.Audit(b.ctx, admin.AuditFilter{Result: "failed"}, func(*domain.AuditEntry) error { return nil })
+	require.ErrorIs(t, err, domain.ErrInvalid)
+	require.EqualError(t, err, `audit result "failed" is not one of ok, conflict, denied, error`)
 }
 
 func testAuditPaging(t *testing.T, b *bundle) {
@@ -157,13 +220,23 @@ func testAuditPaging(t *testing.T, b *bundle) {
 	for i := range n {
 		b.act(t, admin.ActParams{Action: admin.ActStop, Targets: []string{fmt.Sprintf("XBQIQ%04d", i)}})
 	}
-	log := b.auditLog(t, admin.AuditFilter{})
+	log := b.auditLog(t, admin.AuditFilter{OldestFirst: true})
 	require.Len(t, log, n)
 	for i, e := range log {
 		require.Equal(t, []string{fmt.Sprintf("XBQIQ%04d", i)}, e.Targets)
 	}
-	require.Equal(t, log[:1005], b.auditLog(t, admin.AuditFilter{Limit: 1005}))
-	require.Equal(t, log[3:], b.auditLog(t, admin.AuditFilter{AfterSeq: log[2].Seq}))
+	require.Equal(t, log[:1005], b.auditLog(t, admin.AuditFilter{OldestFirst: true, Limit: 1005}))
+	require.Equal(t, log[3:], b.auditLog(t, admin.AuditFilter{OldestFirst: true, After: log[2].Seq}))
+
+	// Newest first, across windows and pages.
+	newest := slices.Clone(log)
+	slices.Reverse(newest)
+	require.Equal(t, newest, b.auditLog(t, admin.AuditFilter{}))
+	require.Equal(t, newest[:1005], b.auditLog(t, admin.AuditFilter{Limit: 1005}))
+	require.Equal(t, newest[3:], b.auditLog(t, admin.AuditFilter{After: newest[2].Seq}))
+	require.Equal(t, newest[700:710], b.auditLog(t, admin.AuditFilter{After: newest[699].Seq, Limit: 10}))
+	require.Equal(t, []*domain.AuditEntry{log[0]}, b.auditLog(t, admin.AuditFilter{After: log[1].Seq}))
+	require.Empty(t, b.auditLog(t, admin.AuditFilter{After: log[0].Seq}))
 }
 
 func testPurge(t *testing.T, b *bundle) {
@@ -198,7 +271,7 @@ func testPurge(t *testing.T, b *bundle) {
 	}
 
 	var purges []*domain.AuditEntry
-	for _, e := range b.auditLog(t, admin.AuditFilter{}) {
+	for _, e := range b.auditLog(t, admin.AuditFilter{OldestFirst: true}) {
 		if e.Action == "purge" {
 			purges = append(purges, e)
 		}

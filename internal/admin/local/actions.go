@@ -73,60 +73,94 @@ func failUpdate(m *domain.Message, p admin.ActParams, actor string) {
 	}
 }
 
-// Act applies an action to its targets, each on its own compare-and-set,
-// in batches of actBatch per commit, each batch with its audit entry.
+// Act applies an action to its targets — the ids or queue names given, or
+// those a selection names — each on its own compare-and-set, in batches of
+// actBatch per commit, each batch with its audit entry. The HOLD rule is
+// restored once for the whole action, in the commit of its last batch:
+// failing a blocked head together with the messages held behind it fails
+// them all, in whatever order and however many batches they come in.
 func (s *Service) Act(ctx context.Context, p admin.ActParams) (*admin.BulkResult, error) {
 	s = s.as(ctx)
-	targets, err := s.checkTargets(p)
+	next, err := s.targetsOf(ctx, p)
 	if err != nil {
-		s.auditRefusal(ctx, p, err)
-		return nil, err
+		return nil, s.refused(ctx, string(p.Action), p.Targets, domain.AuditError, err)
 	}
 	res := admin.NewBulkResult()
 	res.DryRun = p.DryRun
-	for start := 0; start < len(targets); start += actBatch {
-		batch := targets[start:min(start+actBatch, len(targets))]
+	var touched []string // the queues the action changed so far, in order
+	seen := map[string]bool{}
+	for {
+		batch, last, err := next()
+		if err != nil {
+			return res, err
+		}
+		if len(batch) == 0 && (len(touched) == 0 || p.DryRun) {
+			return res, nil
+		}
 		var br *admin.BulkResult
-		var touched []string
-		err := s.st.Update(ctx, func(w store.Writer) error {
-			br, touched = admin.NewBulkResult(), nil
+		var changed []string
+		err = s.st.Update(ctx, func(w store.Writer) error {
+			br, changed = admin.NewBulkResult(), nil
 			for _, t := range batch {
 				q, err := s.actOne(w, p, t, br)
 				if err != nil {
 					return err
 				}
-				if q != "" && !slices.Contains(touched, q) {
-					touched = append(touched, q)
+				if q != "" && !seen[q] && !slices.Contains(changed, q) {
+					changed = append(changed, q)
 				}
-			}
-			if err := s.settle(w, p, touched); err != nil {
-				return err
 			}
 			if p.DryRun {
 				return errDryRun
+			}
+			if last {
+				if err := s.restoreHold(w, p, append(slices.Clone(touched), changed...)); err != nil {
+					return err
+				}
+			}
+			if len(batch) == 0 {
+				return nil
 			}
 			return appendAudit(w, s.auditEntry(p, batch, br))
 		})
 		if err != nil && !errors.Is(err, errDryRun) {
 			return res, err
 		}
+		if p.CountOnly {
+			br.ChangedIDs = nil
+		}
 		res.Add(br)
+		for _, q := range changed {
+			seen[q] = true
+		}
+		touched = append(touched, changed...)
+		if last {
+			return res, nil
+		}
 	}
-	return res, nil
 }
 
-// checkTargets refuses malformed ids before anything is applied, and drops
-// repeated targets.
-func (s *Service) checkTargets(p admin.ActParams) ([]string, error) {
+// targetsOf returns the action's targets a batch at a time; last is set
+// with the final batch (which may be empty). Explicit targets are checked
+// whole first — a malformed id refuses the action before anything changed —
+// and repeated ones dropped; a selection is walked a batch at a time, each
+// read in a transaction of its own, up to its Last target.
+func (s *Service) targetsOf(ctx context.Context, p admin.ActParams) (func() (batch []string, last bool, err error), error) {
 	_, isMessage := messageActions[p.Action]
 	if !isMessage && !p.Action.QueueAction() {
 		return nil, domain.Invalidf("unknown action %q", p.Action)
 	}
-	if len(p.Targets) == 0 {
-		return nil, domain.Invalidf("%s names no targets; nothing was changed", p.Action)
-	}
 	if err := domain.ValidateReason(p.Reason); err != nil {
 		return nil, fmt.Errorf("%w; nothing was changed", err)
+	}
+	if p.Select != nil {
+		if len(p.Targets) > 0 {
+			return nil, domain.Invalidf("give targets or a selection, not both; nothing was changed")
+		}
+		return s.selection(ctx, p)
+	}
+	if len(p.Targets) == 0 {
+		return nil, domain.Invalidf("%s names no targets; nothing was changed", p.Action)
 	}
 	out := make([]string, 0, len(p.Targets))
 	seen := make(map[string]bool, len(p.Targets))
@@ -145,7 +179,11 @@ func (s *Service) checkTargets(p admin.ActParams) ([]string, error) {
 			out = append(out, t)
 		}
 	}
-	return out, nil
+	return func() ([]string, bool, error) {
+		batch := out[:min(actBatch, len(out))]
+		out = out[len(batch):]
+		return batch, len(out) == 0, nil
+	}, nil
 }
 
 // actOne applies the action to one target and returns the queue it touched.
@@ -204,11 +242,11 @@ func (s *Service) actOne(w store.Writer, p admin.ActParams, target string, br *a
 	return m.Queue, nil
 }
 
-// settle restores the HOLD rule in the queues a batch of message actions
+// restoreHold restores the HOLD rule in the queues a batch of message actions
 // changed. It runs once after every target of the batch was applied, not
 // after each: failing a blocked head together with the messages held behind
 // it must fail them all, not release them for delivery half way.
-func (s *Service) settle(w store.Writer, p admin.ActParams, queues []string) error {
+func (s *Service) restoreHold(w store.Writer, p admin.ActParams, queues []string) error {
 	if p.Action.QueueAction() {
 		return nil
 	}
@@ -267,25 +305,6 @@ func (s *Service) auditEntry(p admin.ActParams, targets []string, br *admin.Bulk
 		At: s.opts.Now(), Actor: s.opts.Actor, Source: s.opts.Source, Action: string(p.Action),
 		Targets: targets, Result: result, Detail: strings.Join(detail, "; "),
 	}
-}
-
-// auditRefusal records an action refused before it ran.
-func (s *Service) auditRefusal(ctx context.Context, p admin.ActParams, cause error) {
-	s.audit(ctx, string(p.Action), p.Targets, domain.AuditError, cause.Error())
-}
-
-// audit writes one audit entry in a transaction of its own (for actions
-// that changed nothing, so there is no other transaction to share).
-func (s *Service) audit(ctx context.Context, action string, targets []string, result, detail string) {
-	if len(targets) > actBatch {
-		targets = targets[:actBatch]
-	}
-	_ = s.st.Update(ctx, func(w store.Writer) error {
-		return appendAudit(w, &domain.AuditEntry{
-			At: s.opts.Now(), Actor: s.opts.Actor, Source: s.opts.Source, Action: action,
-			Targets: targets, Result: result, Detail: detail,
-		})
-	})
 }
 
 func joinStatuses(ss []domain.Status) string {

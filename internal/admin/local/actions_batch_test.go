@@ -194,3 +194,25 @@ func TestActDryRunDoesNotNotify(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, q.Stopped)
 }
+
+// TestActStopSelection: stop on a selection stops the running queues it
+// names and leaves the stopped ones alone, skipping none.
+func TestActStopSelection(t *testing.T) {
+	t.Parallel()
+
+	f := setup(t)
+	a := f.sendOne(t, eoio("A", "1")).Queue
+	b := f.sendOne(t, eoio("B", "1")).Queue
+	c := f.sendOne(t, eoio("C", "1")).Queue
+	f.act(t, admin.ActParams{Action: admin.ActStop, Targets: []string{b}})
+
+	res := f.act(t, admin.ActParams{Action: admin.ActStop, Select: &admin.Selection{Queues: &admin.QueueFilter{Name: "XBQI*"}, Last: b}})
+	require.Equal(t, []string{a}, res.ChangedIDs, "b is stopped already; c comes after the last one counted")
+	require.Empty(t, res.Skipped)
+
+	res = f.act(t, admin.ActParams{Action: admin.ActStart, Select: &admin.Selection{Queues: &admin.QueueFilter{}}})
+	require.Equal(t, []string{a, b}, res.ChangedIDs, "start selects the stopped ones")
+	q, err := f.svc.Queue(f.ctx, c)
+	require.NoError(t, err)
+	require.False(t, q.Stopped)
+}

@@ -1,6 +1,7 @@
 package local_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -205,4 +206,82 @@ func TestActRollbackDeletes(t *testing.T) {
 	// Gone, it is not found by a second rollback.
 	res = f.act(t, admin.ActParams{Action: admin.ActRollback, Targets: []string{prepared[0].ID}})
 	require.Equal(t, []string{prepared[0].ID}, res.NotFound)
+}
+
+// bigBlocked is an EOIO queue whose head is NDLV with more HOLD messages
+// behind it than one batch holds.
+func bigBlocked(t *testing.T) (*blockedFixture, []string) {
+	t.Helper()
+	f := &blockedFixture{testBundle: setup(t)}
+	first := f.sendOne(t, eoio("ORDERS", "1"))
+	f.queue = first.Queue
+	f.head = f.ndlv(t, first.ID, domain.ErrorPermanent, "HTTP 422")
+	reqs := make([]domain.SendRequest, 1500)
+	for i := range reqs {
+		reqs[i] = eoio("ORDERS", fmt.Sprint(i+2))
+	}
+	f.held = f.send(t, reqs...)
+	ids := []string{f.head.ID}
+	for _, m := range f.held {
+		ids = append(ids, m.ID)
+	}
+	return f, ids
+}
+
+// TestActFailHeadWithMoreHeldThanABatch: one call fails a blocked head and
+// 1,500 messages held behind it, head first, in two batches; the HOLD rule
+// is restored once, at the end, so none is released for delivery half way.
+func TestActFailHeadWithMoreHeldThanABatch(t *testing.T) {
+	t.Parallel()
+
+	f, ids := bigBlocked(t)
+	res := f.act(t, admin.ActParams{Action: admin.ActFail, Targets: ids})
+	require.Equal(t, len(ids), res.Changed)
+	require.Empty(t, res.Skipped)
+	require.Empty(t, f.open(t))
+	for _, id := range []string{ids[1], ids[1000], ids[len(ids)-1]} {
+		require.Zero(t, countTo(f.message(t, id).History, domain.StatusTBDL), "%s was never TBDL", id)
+	}
+	require.Len(t, f.auditLog(t), 2, "an audit entry per batch")
+	require.Equal(t, f.recount(t), f.counters(t))
+}
+
+// TestActSelectionIsOneAction: a selection (--all) over the same queue is
+// one action too, bounded by its Last target.
+func TestActSelectionIsOneAction(t *testing.T) {
+	t.Parallel()
+
+	f, ids := bigBlocked(t)
+	last := ids[len(ids)-2] // the newest message was not counted
+	sel := &admin.Selection{Messages: &admin.MessageFilter{Queues: []string{f.queue},
+		Statuses: []domain.Status{domain.StatusNDLV, domain.StatusWAIT, domain.StatusHOLD}}, Last: last}
+	dry := f.act(t, admin.ActParams{Action: admin.ActFail, Select: sel, DryRun: true, CountOnly: true})
+	require.Equal(t, len(ids)-1, dry.Changed)
+	require.Empty(t, dry.ChangedIDs, "CountOnly: a count, no ids")
+	require.Len(t, f.open(t), len(ids), "a dry run changes nothing")
+
+	res := f.act(t, admin.ActParams{Action: admin.ActFail, Select: sel})
+	require.Equal(t, len(ids)-1, res.Changed)
+	require.Equal(t, ids[:len(ids)-1], res.ChangedIDs)
+	// The one left out was HOLD behind a head now FAIL: the rule, restored
+	// at the end, lets it go on.
+	require.Equal(t, []string{ids[len(ids)-1] + " TBDL"}, f.open(t))
+	require.Equal(t, f.recount(t), f.counters(t))
+}
+
+func TestActSelectionRefusals(t *testing.T) {
+	t.Parallel()
+
+	b := setup(t)
+	for _, p := range []admin.ActParams{
+		{Action: admin.ActFail, Select: &admin.Selection{Queues: &admin.QueueFilter{}}},
+		{Action: admin.ActStop, Select: &admin.Selection{Messages: &admin.MessageFilter{}}},
+		{Action: admin.ActStop, Select: &admin.Selection{Queues: &admin.QueueFilter{}}, Targets: []string{"XBTI0000"}},
+		{Action: admin.ActStop, Select: &admin.Selection{Queues: &admin.QueueFilter{Name: "XBQ["}}},
+	} {
+		_, err := b.svc.Act(b.ctx, p)
+		require.ErrorIs(t, err, domain.ErrInvalid, "%+v", p)
+		require.ErrorContains(t, err, "nothing was changed")
+	}
+	require.Len(t, b.auditLog(t), 4, "every refusal is audited")
 }

@@ -1,6 +1,8 @@
 package local_test
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -8,7 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuectl/queuectl/internal/admin"
+	"github.com/queuectl/queuectl/internal/admin/local"
 	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/store"
 )
 
 // actionRule is what one message action does, written out from §4 and §5
@@ -242,4 +246,23 @@ func countTo(h []domain.HistoryEntry, s domain.Status) int {
 		}
 	}
 	return n
+}
+
+// failingUpdates is a store whose writes all fail, as on a full disk.
+type failingUpdates struct{ store.Store }
+
+func (failingUpdates) Update(context.Context, func(store.Writer) error) error {
+	return errors.New("disk full")
+}
+
+// TestRefusalWhoseAuditFails: a refusal that cannot be recorded says so,
+// keeping its own kind (exit 2), so the operator learns the audit log lacks it.
+func TestRefusalWhoseAuditFails(t *testing.T) {
+	t.Parallel()
+
+	b := setup(t)
+	svc := local.New(failingUpdates{b.st}, local.Options{Actor: "local:test"})
+	_, err := svc.Act(b.ctx, admin.ActParams{Action: admin.ActResend, Targets: []string{"not-an-id"}})
+	require.ErrorIs(t, err, domain.ErrInvalid)
+	require.ErrorContains(t, err, "nothing was changed (recording this refusal in the audit log failed: disk full)")
 }

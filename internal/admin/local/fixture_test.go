@@ -50,7 +50,7 @@ func (b *testBundle) status(t *testing.T, id string) domain.Status {
 func (b *testBundle) auditLog(t *testing.T) []*domain.AuditEntry {
 	t.Helper()
 	var out []*domain.AuditEntry
-	require.NoError(t, b.svc.Audit(b.ctx, admin.AuditFilter{}, func(e *domain.AuditEntry) error {
+	require.NoError(t, b.svc.Audit(b.ctx, admin.AuditFilter{OldestFirst: true}, func(e *domain.AuditEntry) error {
 		out = append(out, e)
 		return nil
 	}))

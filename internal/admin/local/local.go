@@ -23,6 +23,9 @@ type Options struct {
 	Actor string
 	// Source is the audit log's source address of changes made here.
 	Source string
+	// Receivers are the configured receivers (receivers: in the
+	// configuration): a receiver's own EO_OUTBOUND_PARALLEL must name one.
+	Receivers []string
 	// Now and Rand may be replaced in tests; they default to the clock and a random source.
 	Now  func() time.Time
 	Rand func(n int) int
@@ -59,9 +62,6 @@ func New(st store.Store, opts Options) *Service {
 	}
 	return &Service{st: st, opts: opts, placer: placement.Placer{Role: opts.Role, Rand: opts.Rand}}
 }
-
-// Store returns the store the service works on.
-func (s *Service) Store() store.Store { return s.st }
 
 // Close closes the store.
 func (s *Service) Close() error { return s.st.Close() }

@@ -45,6 +45,7 @@ func setupWith(t *testing.T, o setupOpts) *testBundle {
 		Role:       o.role,
 		MaxPayload: o.maxPayload,
 		Actor:      "local:test",
+		Receivers:  []string{"WMS", "ARCHIVE"},
 		Now:        func() time.Time { return b.now },
 		Rand: func(n int) int {
 			b.randN = append(b.randN, n)

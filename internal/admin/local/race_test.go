@@ -57,9 +57,9 @@ func TestActRacesEngine(t *testing.T) {
 	}
 
 	b := setupRace(t)
-	_, err := b.svc.Tune(b.ctx, placement.ParamEOInbound, "CENTRAL", 3)
+	_, err := b.svc.Tune(b.ctx, admin.TuneParams{Param: placement.ParamEOInbound, Sub: "CENTRAL", Value: "3"})
 	require.NoError(t, err)
-	_, err = b.svc.Tune(b.ctx, placement.ParamEOOutbound, "", 3)
+	_, err = b.svc.Tune(b.ctx, admin.TuneParams{Param: placement.ParamEOOutbound, Sub: "", Value: "3"})
 	require.NoError(t, err)
 	b.crashedHeads(t, "CRASH1", "CRASH2", "CRASH3")
 	b.sendMix(t, 30)

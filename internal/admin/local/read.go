@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"errors"
 	"path"
 	"slices"
 	"strings"
@@ -36,7 +37,7 @@ func (s *Service) Queues(ctx context.Context, f admin.QueueFilter, fn func(*doma
 			if len(f.States) > 0 && !slices.Contains(f.States, q.State) {
 				return nil
 			}
-			if err := fn(q); err != nil {
+			if err := stopAs(fn(q)); err != nil {
 				return err
 			}
 			if n++; f.Limit > 0 && n >= f.Limit {
@@ -88,7 +89,9 @@ func (s *Service) Queue(ctx context.Context, name string) (*domain.Queue, error)
 	return q, err
 }
 
-// summarise derives what `queue list` shows from a queue record.
+// summarise derives what `queue list` shows from a queue record: the state
+// and BEHIND from the counters and the head, which is read only when some
+// open message still holds the queue up (not every one is passed over).
 func summarise(r store.Reader, rec *store.QueueRecord) (*domain.Queue, error) {
 	counts := make(map[domain.Status]int64, len(rec.Counts))
 	for st, n := range rec.Counts {
@@ -100,28 +103,19 @@ func summarise(r store.Reader, rec *store.QueueRecord) (*domain.Queue, error) {
 		Name: rec.Name, QoS: rec.QoS, Stage: rec.Stage, Receiver: rec.Receiver,
 		Counts: counts, Depth: domain.Depth(counts), Stopped: rec.Stopped,
 	}
-	head, err := r.Head(rec.Name)
-	if err != nil {
-		return nil, err
-	}
-	var headClass domain.ErrorClass
-	if head != nil {
-		q.Head = domain.HeadOf(head)
-		headClass = head.ErrorClass
-	}
-	// The state follows the message that holds the queue up; with none, the
-	// queue has nothing to deliver (EMPTY), even when EO messages NDLV by a
-	// permanent error are left for an operator.
-	q.State = domain.StateOf(rec.Stopped, q.Depth, q.Head, rec.QoS, headClass)
-	if head == nil && q.Depth > 0 {
-		// Show the first of those messages as the head.
-		if head, err = firstOpen(r, rec.Name); err != nil {
+	var head *domain.Message
+	if q.Depth > rec.PassedOver {
+		var err error
+		if head, err = r.Head(rec.Name); err != nil {
 			return nil, err
 		}
-		if head != nil {
-			q.Head = domain.HeadOf(head)
-		}
 	}
+	if head != nil {
+		q.Head = domain.HeadOf(head)
+	}
+	q.State = domain.StateOf(rec.Stopped, q.Depth, q.Head, rec.QoS)
+	behind := domain.Behind(q.Depth, rec.PassedOver, q.Head, rec.QoS)
+	q.Behind = &behind
 	if q.State == domain.QueueBlocked {
 		since := head.UpdatedAt
 		q.BlockedSince = &since
@@ -133,6 +127,11 @@ func summarise(r store.Reader, rec *store.QueueRecord) (*domain.Queue, error) {
 	if oldest != nil {
 		at := oldest.CreatedAt
 		q.OldestAt = &at
+		if q.Head == nil {
+			// Nothing holds the queue up (ERROR): the first of the messages
+			// passed over, which wait for an operator, stands as its head.
+			q.Head = domain.HeadOf(oldest)
+		}
 	}
 	return q, nil
 }
@@ -152,7 +151,8 @@ func (s *Service) QueueMessages(ctx context.Context, name string, p admin.QueueM
 		if _, err := r.Queue(name); err != nil {
 			return err
 		}
-		return r.QueueMessages(name, store.QueueMessagesParams{Open: !p.All, AfterSeq: p.AfterSeq, Limit: p.Limit}, fn)
+		return r.QueueMessages(name, store.QueueMessagesParams{Open: !p.All, AfterSeq: p.AfterSeq, Limit: p.Limit},
+			func(m *domain.Message) error { return stopAs(fn(m)) })
 	})
 }
 
@@ -174,7 +174,7 @@ func (s *Service) Messages(ctx context.Context, f admin.MessageFilter, fn func(*
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			return fn(m)
+			return stopAs(fn(m))
 		})
 	})
 }
@@ -219,4 +219,13 @@ func messageID(id string) (string, error) {
 		return "", err
 	}
 	return strings.ToLower(id), nil
+}
+
+// stopAs passes a walk function's error on to the store's walk, with
+// admin.ErrStop, which ends the caller's walk, as the store's own ErrStop.
+func stopAs(err error) error {
+	if errors.Is(err, admin.ErrStop) {
+		return store.ErrStop
+	}
+	return err
 }

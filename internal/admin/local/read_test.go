@@ -3,6 +3,7 @@ package local_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -143,8 +144,37 @@ func TestQueueOnlyPermanentNDLVLeft(t *testing.T) {
 	require.NotNil(t, q.Head, "and is shown as the head")
 	require.Equal(t, m.ID, q.Head.ID)
 	require.Equal(t, domain.StatusNDLV, q.Head.Status)
-	require.Equal(t, domain.QueueEmpty, q.State, "nothing is left to deliver, and nothing blocks")
+	require.Equal(t, "HTTP 400", q.Head.Error)
+	require.Equal(t, domain.QueueError, q.State, "nothing is left to deliver, nothing blocks, an operator is needed")
 	require.Nil(t, q.BlockedSince)
+	require.Equal(t, int64(0), *q.Behind, "it holds nothing up")
+
+	errored := b.queues(t, admin.QueueFilter{States: []domain.QueueState{domain.QueueError}})
+	require.Equal(t, []string{m.Queue}, names(errored))
+	require.Empty(t, b.queues(t, admin.QueueFilter{States: []domain.QueueState{domain.QueueEmpty, domain.QueueBlocked}}))
+}
+
+// TestBehindCountsWhatTheHeadHoldsUp: an EO queue whose head is NDLV after
+// its retries holds up the TBDL messages behind it, not the messages passed
+// over before it.
+func TestBehindCountsWhatTheHeadHoldsUp(t *testing.T) {
+	t.Parallel()
+
+	b := setup(t)
+	var msgs []*domain.Message
+	for i := range 5 {
+		msgs = append(msgs, b.outbound(t, b.sendOne(t, eo(fmt.Sprint(i))), "WMS"))
+	}
+	b.ndlv(t, msgs[0].ID, domain.ErrorPermanent, "HTTP 400")
+	b.crash(t, msgs[1].ID)
+	b.ndlv(t, msgs[2].ID, domain.ErrorTransient, "connection refused")
+
+	q, err := b.svc.Queue(b.ctx, msgs[0].Queue)
+	require.NoError(t, err)
+	require.Equal(t, domain.QueueBlocked, q.State)
+	require.Equal(t, msgs[2].ID, q.Head.ID)
+	require.Equal(t, int64(5), q.Depth)
+	require.Equal(t, int64(2), *q.Behind, "the two TBDL after the head; not the two passed over")
 }
 
 func TestQueuesFilters(t *testing.T) {

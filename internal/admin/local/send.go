@@ -22,14 +22,11 @@ func (s *Service) Send(ctx context.Context, reqs []domain.SendRequest) ([]*domai
 			if len(reqs) > 1 {
 				err = &admin.RequestError{Index: i, Err: err}
 			}
-			s.audit(ctx, "send", nil, domain.AuditError, err.Error())
-			return nil, err
+			return nil, s.refused(ctx, "send", nil, domain.AuditError, err)
 		}
 	}
 	if len(reqs) == 0 {
-		err := domain.Invalidf("no messages to send")
-		s.audit(ctx, "send", nil, domain.AuditError, err.Error())
-		return nil, err
+		return nil, s.refused(ctx, "send", nil, domain.AuditError, domain.Invalidf("no messages to send"))
 	}
 	out := make([]*domain.Message, 0, len(reqs))
 	for start := 0; start < len(reqs); start += sendBatch {

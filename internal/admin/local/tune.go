@@ -4,17 +4,14 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
-	"time"
 
 	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/placement"
 	"github.com/queuectl/queuectl/internal/store"
 )
-
-// MaxParallel is the largest tuning value (§7).
-const MaxParallel = 9999
 
 // inboundSubs are EO_INBOUND_PARALLEL's subparameters, one per role.
 var inboundSubs = []domain.Role{domain.RoleSender, domain.RoleCentral, domain.RoleReceiver}
@@ -85,108 +82,144 @@ func roleSub(queue string) string {
 	return ""
 }
 
-// Tune sets a tuning value (value ≥ 1) or unsets it (value 0), with its
-// audit entry in the same transaction. Invalid input changes nothing.
-func (s *Service) Tune(ctx context.Context, param, sub string, value int) (*admin.TuningEntry, error) {
+// Tune sets or unsets a tuning value, with its audit entry in the same
+// transaction. A refusal changes nothing and is audited as an error;
+// unsetting a value that is not set changes nothing, is audited as a
+// conflict and is reported as not found.
+func (s *Service) Tune(ctx context.Context, p admin.TuneParams) (*admin.TuningEntry, error) {
 	s = s.as(ctx)
 	action := "tune.set"
-	if value == 0 {
+	if p.Unset {
 		action = "tune.unset"
 	}
-	target := []string{param + "/" + sub}
-	if err := checkTuning(param, sub, value); err != nil {
-		s.audit(ctx, action, target, domain.AuditError, err.Error())
-		return nil, err
+	target := []string{p.Param + "/" + p.Sub}
+	value, err := s.checkTuning(p)
+	if err != nil {
+		return nil, s.refused(ctx, action, target, domain.AuditError, err)
 	}
-	err := s.st.Update(ctx, func(w store.Writer) error {
-		var err error
-		if value == 0 {
-			err = w.UnsetParam(param, sub)
-		} else {
-			err = w.SetParam(domain.Param{Name: param, Sub: sub, Value: value})
-		}
-		if err != nil {
+	var notSet error
+	err = s.st.Update(ctx, func(w store.Writer) error {
+		notSet = nil
+		e := &domain.AuditEntry{At: s.opts.Now(), Actor: s.opts.Actor, Source: s.opts.Source,
+			Action: action, Targets: target, Result: domain.AuditOK}
+		switch old, set, err := w.Param(p.Param, p.Sub); {
+		case err != nil:
 			return err
+		case p.Unset && !set:
+			notSet = s.notSet(w, p)
+			e.Result, e.Detail = domain.AuditConflict, notSet.Error()
+		case p.Unset:
+			if err := w.UnsetParam(p.Param, p.Sub); err != nil {
+				return err
+			}
+			e.Detail = fmt.Sprintf("value %d unset", old)
+		default:
+			if err := w.SetParam(domain.Param{Name: p.Param, Sub: p.Sub, Value: value}); err != nil {
+				return err
+			}
+			e.Detail = fmt.Sprintf("value %d", value)
+			if set {
+				e.Detail += fmt.Sprintf(" (was %d)", old)
+			}
 		}
-		return appendAudit(w, &domain.AuditEntry{At: s.opts.Now(), Actor: s.opts.Actor, Source: s.opts.Source,
-			Action: action, Targets: target, Result: domain.AuditOK, Detail: fmt.Sprintf("value %d", value)})
+		return appendAudit(w, e)
 	})
 	if err != nil {
 		return nil, err
+	}
+	if notSet != nil {
+		return nil, notSet
 	}
 	entries, err := s.Tuning(ctx)
 	if err != nil {
 		return nil, err
 	}
 	for _, e := range entries {
-		if e.Param == param && (e.Sub == sub || (value == 0 && e.Sub == "")) {
+		if e.Param == p.Param && (e.Sub == p.Sub || (p.Unset && e.Sub == "")) {
 			return &e, nil
 		}
 	}
-	return &admin.TuningEntry{Param: param, Sub: sub, Value: 1, Queues: []string{}}, nil
+	return &admin.TuningEntry{Param: p.Param, Sub: p.Sub, Value: 1, Queues: []string{}}, nil
 }
 
-// checkTuning applies the rules of §7.
-func checkTuning(param, sub string, value int) error {
+// notSet explains an unset of a value that is not set, naming the values of
+// the parameter that are.
+func (s *Service) notSet(r store.Reader, p admin.TuneParams) error {
+	var set []string
+	err := r.Params(func(v domain.Param) error {
+		if v.Name == p.Param {
+			set = append(set, v.Sub)
+		}
+		return nil
+	})
+	msg := fmt.Sprintf("%s%s is not set; nothing to unset", p.Param, subFlag(p.Sub))
+	if err == nil && slices.Contains(set, "") && p.Param == placement.ParamEOOutbound {
+		set[slices.Index(set, "")] = "(all receivers)"
+	}
+	if err != nil || len(set) == 0 {
+		return domain.WithHint(domain.ErrNotFound, msg, "no value of "+p.Param+" is set: the default, 1, applies")
+	}
+	return domain.WithHint(domain.ErrNotFound, msg+domain.DidYouMean(p.Sub, set),
+		"the values set: "+strings.Join(set, ", ")+" (queuectl tune list)")
+}
+
+func subFlag(sub string) string {
+	if sub == "" {
+		return ""
+	}
+	return " --sub " + sub
+}
+
+// checkTuning applies the rules of §7 and returns the value to set.
+func (s *Service) checkTuning(p admin.TuneParams) (int, error) {
+	param, sub := p.Param, p.Sub
 	switch param {
 	case placement.ParamEOInbound:
-		if !slices.ContainsFunc(inboundSubs, func(r domain.Role) bool { return r.Subparameter() == sub }) {
-			return domain.Invalidf("%s needs --sub SENDER, CENTRAL or RECEIVER (the node role it applies to), not %q", param, sub)
+		subs := make([]string, len(inboundSubs))
+		for i, r := range inboundSubs {
+			subs[i] = r.Subparameter()
+		}
+		if !slices.Contains(subs, sub) {
+			return 0, domain.Invalidf("%s needs --sub SENDER, CENTRAL or RECEIVER (the node role it applies to), not %q%s",
+				param, sub, domain.DidYouMean(sub, subs))
 		}
 	case placement.ParamEOOutbound:
-		if sub != "" {
-			if err := domain.ValidateParty("--sub (a receiver name)", sub); err != nil {
-				return err
-			}
+		if sub != "" && !p.Unset && !slices.Contains(s.opts.Receivers, sub) {
+			// Unsetting stays possible for a receiver removed from the configuration.
+			return 0, s.unknownReceiver(sub)
 		}
 	default:
-		hint := ""
-		if u := strings.ToUpper(param); u == placement.ParamEOInbound || u == placement.ParamEOOutbound {
-			hint = fmt.Sprintf(" (did you mean %s?)", u)
+		return 0, domain.Invalidf("parameter %q is not one of %s, %s%s", param, placement.ParamEOInbound,
+			placement.ParamEOOutbound, domain.DidYouMean(param, []string{placement.ParamEOInbound, placement.ParamEOOutbound}))
+	}
+	if p.Unset {
+		if p.Value != "" {
+			return 0, domain.Invalidf("unsetting %s takes no value, not %q", param, p.Value)
 		}
-		return domain.Invalidf("parameter %q is not one of %s, %s%s", param, placement.ParamEOInbound, placement.ParamEOOutbound, hint)
+		return 0, nil
 	}
-	if value < 0 || value > MaxParallel {
-		return domain.Invalidf("value %d for %s must be from 1 to %d", value, param, MaxParallel)
+	v, err := strconv.Atoi(strings.TrimSpace(p.Value))
+	switch {
+	case err != nil:
+		return 0, domain.Invalidf("value %q for %s is not a whole number from 1 to %d; nothing was changed", p.Value, param, admin.MaxParallel)
+	case v == 0:
+		return 0, domain.WithHint(domain.ErrInvalid,
+			fmt.Sprintf("value 0 for %s is out of range: values are 1 to %d; nothing was changed", param, admin.MaxParallel),
+			"to go back to the default, unset the value (queuectl tune unset)")
+	case v < 1 || v > admin.MaxParallel:
+		return 0, domain.Invalidf("value %d for %s must be from 1 to %d; nothing was changed", v, param, admin.MaxParallel)
 	}
-	return nil
+	return v, nil
 }
 
-// Audit lists audit entries.
-func (s *Service) Audit(ctx context.Context, f admin.AuditFilter, fn func(*domain.AuditEntry) error) error {
-	return s.view(ctx, func(r store.Reader) error {
-		return r.Audit(store.AuditFilter{Since: f.Since, Actor: f.Actor, AfterSeq: f.AfterSeq, Limit: f.Limit}, func(e *domain.AuditEntry) error {
-			if e.Targets == nil {
-				e.Targets = []string{} // a list, [] in JSON, as every list of §5
-			}
-			return fn(e)
-		})
-	})
-}
-
-// Purge deletes DLVD and FAIL messages last changed before their cutoffs,
-// with an audit entry per batch; NDLV, WAIT, HOLD, TBDL, DLNG and PEND are
-// never purged.
-func (s *Service) Purge(ctx context.Context, p admin.PurgeParams) (*admin.PurgeResult, error) {
-	s = s.as(ctx)
-	res := &admin.PurgeResult{Counts: map[domain.Status]int{}, DryRun: p.DryRun}
-	for _, c := range []struct {
-		status domain.Status
-		cutoff time.Time
-	}{{domain.StatusDLVD, p.DeliveredBefore}, {domain.StatusFAIL, p.FailedBefore}} {
-		cutoff := c.cutoff
-		if cutoff.IsZero() {
-			continue
-		}
-		n, err := store.Purge(ctx, s.st, c.status, cutoff, p.DryRun, func(w store.Writer, ids []string) error {
-			return appendAudit(w, &domain.AuditEntry{At: s.opts.Now(), Actor: s.opts.Actor, Source: s.opts.Source,
-				Action: "purge", Targets: ids, Result: domain.AuditOK,
-				Detail: fmt.Sprintf("%d %s messages last changed before %s", len(ids), c.status, cutoff.Format(time.RFC3339))})
-		})
-		res.Counts[c.status] = n
-		if err != nil {
-			return res, err
-		}
+// unknownReceiver refuses an EO_OUTBOUND_PARALLEL subparameter that names
+// no configured receiver: a value for it would never apply.
+func (s *Service) unknownReceiver(sub string) error {
+	msg := fmt.Sprintf("EO_OUTBOUND_PARALLEL --sub %s: no receiver %s is configured%s; nothing was changed",
+		sub, sub, domain.DidYouMean(sub, s.opts.Receivers))
+	hint := "configured receivers: " + strings.Join(s.opts.Receivers, ", ")
+	if len(s.opts.Receivers) == 0 {
+		hint = "no receivers are configured: add them under receivers: in the configuration (queuectl config check)"
 	}
-	return res, nil
+	return domain.WithHint(domain.ErrInvalid, msg, hint)
 }

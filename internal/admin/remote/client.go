@@ -22,11 +22,34 @@ import (
 	"github.com/queuectl/queuectl/internal/domain"
 )
 
+// ErrNoAnswer marks a request that got no answer: the server could not be
+// reached, or the connection broke before it answered.
+var ErrNoAnswer = errors.New("no answer from the server")
+
+// ErrNotSent marks a request that was never sent, because no connection
+// could be made: repeating it cannot do anything twice. It is an ErrNoAnswer.
+var ErrNotSent = errors.New("request not sent")
+
+// noAnswer is the error of a request that got no answer: an error a user
+// reads (kind unavailable, with its hint) that is also ErrNoAnswer, and
+// ErrNotSent when it was never sent.
+type noAnswer struct {
+	error
+	notSent bool
+}
+
+func (e noAnswer) Unwrap() error { return e.error }
+
+func (e noAnswer) Is(target error) bool {
+	return target == ErrNoAnswer || (target == ErrNotSent && e.notSent)
+}
+
 // Client talks to one server.
 type Client struct {
 	base  string // http://host:port, or http://unix for a socket
 	where string // what error messages call the server
 	token string
+	actor string
 	http  *http.Client
 }
 
@@ -37,6 +60,10 @@ type Options struct {
 	// Server is http(s)://host:port or unix:///path/to/queuectl.db.sock.
 	Server string
 	Token  string
+	// Actor names the operator on a server's unix socket, which trusts
+	// it (the socket's file mode admits only its owner): the history and
+	// audit log then name the same operator as in embedded mode.
+	Actor string
 	// Timeout bounds each request; zero means none (streams may be long).
 	Timeout time.Duration
 	// Transport replaces the default transport (tests, TLS roots).
@@ -49,7 +76,7 @@ func New(opts Options) (*Client, error) {
 	if err != nil {
 		return nil, domain.Invalidf("server %q is not a URL: %v", opts.Server, errors.Unwrap(err))
 	}
-	c := &Client{token: opts.Token, where: opts.Server}
+	c := &Client{token: opts.Token, actor: opts.Actor, where: opts.Server}
 	tr := opts.Transport
 	switch u.Scheme {
 	case "http", "https":
@@ -126,9 +153,14 @@ func (c *Client) send(ctx context.Context, method, path string, query url.Values
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
+	if c.actor != "" {
+		req.Header.Set(wire.ActorHeader, c.actor)
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		if ctx.Err() != nil {
+		var op *net.OpError
+		notSent := errors.As(err, &op) && op.Op == "dial" && !op.Timeout() && !errors.Is(err, context.Canceled)
+		if ctx.Err() != nil && !notSent {
 			return nil, ctx.Err()
 		}
 		var unknownCA x509.UnknownAuthorityError
@@ -138,9 +170,9 @@ func (c *Client) send(ctx context.Context, method, path string, query url.Values
 				fmt.Sprintf("server %s: its TLS certificate is not trusted: %v", c.where, rootCause(err)),
 				"install the server's CA certificate on this machine, or check the host name in --server")
 		}
-		return nil, domain.WithHint(domain.ErrUnavailable,
+		return nil, noAnswer{notSent: notSent, error: domain.WithHint(domain.ErrUnavailable,
 			fmt.Sprintf("server %s is unreachable: %v", c.where, rootCause(err)),
-			"is 'queuectl serve' running there? check --server and the context")
+			"is 'queuectl serve' running there? check --server and the context")}
 	}
 	if resp.StatusCode/100 == 2 {
 		return resp, nil

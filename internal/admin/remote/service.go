@@ -15,7 +15,6 @@ import (
 	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/admin/wire"
 	"github.com/queuectl/queuectl/internal/domain"
-	"github.com/queuectl/queuectl/internal/store"
 )
 
 // sendBatch is how many messages one request carries.
@@ -90,7 +89,7 @@ func sendError(err error, n, start, size int, stored []*domain.Message) ([]*doma
 }
 
 // pages walks a paged list: fn gets each item; limit 0 is all.
-// A walk function may end the walk early with store.ErrStop, as with the local service.
+// A walk function may end the walk early with admin.ErrStop, as with the local service.
 func pages[T any](ctx context.Context, c *Client, path string, q url.Values, limit int, fn func(T) error) error {
 	n := 0
 	for {
@@ -105,7 +104,7 @@ func pages[T any](ctx context.Context, c *Client, path string, q url.Values, lim
 		}
 		for _, it := range page.Items {
 			if err := fn(it); err != nil {
-				if errors.Is(err, store.ErrStop) {
+				if errors.Is(err, admin.ErrStop) {
 					return nil
 				}
 				return err
@@ -180,7 +179,8 @@ func (c *Client) Payload(ctx context.Context, id string) ([]byte, error) {
 // Act applies an operator action on the server.
 func (c *Client) Act(ctx context.Context, p admin.ActParams) (*admin.BulkResult, error) {
 	var res admin.BulkResult
-	body := wire.ActBody{Targets: p.Targets, Reason: p.Reason, DryRun: p.DryRun}
+	body := wire.ActBody{Targets: p.Targets, Select: wire.FromSelection(p.Select), Reason: p.Reason, DryRun: p.DryRun,
+		CountOnly: p.CountOnly}
 	if body.Targets == nil {
 		body.Targets = []string{}
 	}
@@ -198,15 +198,15 @@ func (c *Client) Tuning(ctx context.Context) ([]admin.TuningEntry, error) {
 	return out, err
 }
 
-// Tune sets (value > 0) or unsets (value 0) a tuning value.
-func (c *Client) Tune(ctx context.Context, param, sub string, value int) (*admin.TuningEntry, error) {
+// Tune sets or unsets a tuning value on the server, which checks it.
+func (c *Client) Tune(ctx context.Context, p admin.TuneParams) (*admin.TuningEntry, error) {
 	var e admin.TuningEntry
-	path := "/v1/tuning/" + segment(param)
+	path := "/v1/tuning/" + segment(p.Param)
 	var err error
-	if value == 0 {
-		err = c.do(ctx, http.MethodDelete, path, url.Values{"sub": {sub}}, nil, &e)
+	if p.Unset {
+		err = c.do(ctx, http.MethodDelete, path, url.Values{"sub": {p.Sub}}, nil, &e)
 	} else {
-		err = c.do(ctx, http.MethodPut, path, nil, wire.TuneBody{Sub: sub, Value: value}, &e)
+		err = c.do(ctx, http.MethodPut, path, nil, wire.TuneBody{Sub: p.Sub, Value: wire.TuneValue(p.Value)}, &e)
 	}
 	if err != nil {
 		return nil, err
@@ -220,13 +220,37 @@ func (c *Client) Audit(ctx context.Context, f admin.AuditFilter, fn func(*domain
 	if !f.Since.IsZero() {
 		q.Set("since", f.Since.UTC().Format(time.RFC3339Nano))
 	}
-	if f.Actor != "" {
-		q.Set("actor", f.Actor)
+	for k, v := range map[string]string{"actor": f.Actor, "action": f.Action, "result": f.Result} {
+		if v != "" {
+			q.Set(k, v)
+		}
 	}
-	if f.AfterSeq > 0 {
-		q.Set("after", strconv.FormatUint(f.AfterSeq, 10))
+	if f.OldestFirst {
+		q.Set("order", "oldest")
+	}
+	if f.After > 0 {
+		q.Set("after", strconv.FormatUint(f.After, 10))
 	}
 	return pages(ctx, c, "/v1/audit", q, f.Limit, fn)
+}
+
+// Names lists names for shell completion from the server.
+func (c *Client) Names(ctx context.Context, p admin.NamesParams) ([]string, error) {
+	q := url.Values{"kind": {string(p.Kind)}}
+	if p.Prefix != "" {
+		q.Set("prefix", p.Prefix)
+	}
+	if p.Param != "" {
+		q.Set("param", p.Param)
+	}
+	if p.Limit > 0 {
+		q.Set("limit", strconv.Itoa(p.Limit))
+	}
+	var page wire.Page[string]
+	if err := c.do(ctx, http.MethodGet, "/v1/names", q, nil, &page); err != nil {
+		return nil, err
+	}
+	return page.Items, nil
 }
 
 // Purge deletes old final messages on the server.

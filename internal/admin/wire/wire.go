@@ -5,6 +5,8 @@ package wire
 
 import (
 	"encoding/base64"
+	"encoding/json"
+	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -13,6 +15,10 @@ import (
 	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/domain"
 )
+
+// ActorHeader names the operator of a request on a server's unix socket,
+// which trusts it: the socket's file mode admits only its owner.
+const ActorHeader = "X-Queuectl-Actor"
 
 // Page is one page of a list: its items and the cursor of the next page
 // ("" when there is none).
@@ -58,17 +64,105 @@ func (m SendMessage) Request() (domain.SendRequest, error) {
 		Interface: m.Interface, Headers: m.Headers, Prepare: m.Prepare, Payload: p}, nil
 }
 
-// ActBody is the body of POST /v1/actions/{action}.
+// ActBody is the body of POST /v1/actions/{action}: the targets, or a
+// selection instead of them.
 type ActBody struct {
-	Targets []string `json:"targets"`
-	Reason  string   `json:"reason,omitempty"`
-	DryRun  bool     `json:"dry_run,omitempty"`
+	Targets   []string    `json:"targets"`
+	Select    *SelectBody `json:"select,omitempty"`
+	Reason    string      `json:"reason,omitempty"`
+	DryRun    bool        `json:"dry_run,omitempty"`
+	CountOnly bool        `json:"count_only,omitempty"`
+}
+
+// SelectBody names an action's targets by a filter, written as the query
+// string its list endpoint takes: messages as GET /v1/messages, queues as
+// GET /v1/queues ("" selects all). Last bounds the selection.
+type SelectBody struct {
+	Messages *string `json:"messages,omitempty"`
+	Queues   *string `json:"queues,omitempty"`
+	Last     string  `json:"last,omitempty"`
+}
+
+// FromSelection encodes a selection.
+func FromSelection(sel *admin.Selection) *SelectBody {
+	if sel == nil {
+		return nil
+	}
+	b := &SelectBody{Last: sel.Last}
+	if sel.Messages != nil {
+		q := MessageQuery(*sel.Messages).Encode()
+		b.Messages = &q
+	}
+	if sel.Queues != nil {
+		q := QueueQuery(*sel.Queues).Encode()
+		b.Queues = &q
+	}
+	return b
+}
+
+// Selection decodes a selection.
+func (b *SelectBody) Selection() (*admin.Selection, error) {
+	if b == nil {
+		return nil, nil
+	}
+	sel := &admin.Selection{Last: b.Last}
+	if b.Messages != nil {
+		q, err := url.ParseQuery(*b.Messages)
+		if err != nil {
+			return nil, domain.Invalidf("select.messages is not a query string: %v", err)
+		}
+		f, err := ParseMessageQuery(q)
+		if err != nil {
+			return nil, err
+		}
+		sel.Messages = &f
+	}
+	if b.Queues != nil {
+		q, err := url.ParseQuery(*b.Queues)
+		if err != nil {
+			return nil, domain.Invalidf("select.queues is not a query string: %v", err)
+		}
+		f, err := ParseQueueQuery(q)
+		if err != nil {
+			return nil, err
+		}
+		sel.Queues = &f
+	}
+	return sel, nil
 }
 
 // TuneBody is the body of PUT /v1/tuning/{param}.
 type TuneBody struct {
-	Sub   string `json:"sub"`
-	Value int    `json:"value"`
+	Sub   string    `json:"sub"`
+	Value TuneValue `json:"value"`
+}
+
+// TuneValue is a tuning value as a request carries it: a JSON number, or
+// the text an operator typed as a JSON string, which the service checks —
+// so that a value refused is refused, and audited, by the service alone.
+type TuneValue string
+
+// MarshalJSON writes a whole number as a number, anything else as a string.
+func (v TuneValue) MarshalJSON() ([]byte, error) {
+	if _, err := strconv.Atoi(string(v)); err == nil {
+		return []byte(v), nil
+	}
+	return json.Marshal(string(v))
+}
+
+// UnmarshalJSON reads a number or a string.
+func (v *TuneValue) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*v = TuneValue(s)
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("value must be a number: %s", b)
+	}
+	*v = TuneValue(n.String())
+	return nil
 }
 
 // PurgeBody is the body of POST /v1/purge.

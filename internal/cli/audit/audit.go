@@ -36,10 +36,13 @@ type ListOptions struct {
 	Now    func() time.Time
 	Hintf  func(format string, args ...any)
 
-	Since string
-	Actor string
-	After uint64
-	Limit int
+	Since   string
+	Actor   string
+	Action  string
+	Result  string
+	Reverse bool
+	After   uint64
+	Limit   int
 }
 
 // NewListCmd builds `audit list`.
@@ -47,12 +50,12 @@ func NewListCmd(f *cmdutil.Factory, runF func(context.Context, *ListOptions) err
 	opts := &ListOptions{IO: f.IO, Admin: f.Admin, Format: f.Format, Now: f.Now, Hintf: f.Hintf}
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List audit entries, oldest first: time, actor, source, action, targets, result",
-		Long: `List the audit log, oldest first. Every operator action is there — resend,
-fail, release, commit, rollback, stop, start, tune, purge — including those
-that were refused or changed nothing, each written in the same transaction
-as the change itself. An action over many targets has one entry per chunk
-of up to 1000 targets.
+		Short: "List audit entries, newest first: time, actor, source, action, targets, result",
+		Long: `List the audit log, newest first (--reverse: oldest first). Every operator
+action is there — resend, fail, release, commit, rollback, stop, start, tune,
+purge — including those that were refused or changed nothing, each written
+in the same transaction as the change itself. An action over many targets
+has one entry per chunk of up to 1000 targets.
 
 RESULT is ok (every target changed), conflict (some were skipped or not
 found; DETAIL says how many and why), denied (not allowed) or error
@@ -60,11 +63,14 @@ found; DETAIL says how many and why), denied (not allowed) or error
 target, or how many there were; -o json lists them all.
 
 Paging: --limit N (default 100; 0 = all) and --after SEQ, the SEQ (-o wide)
-of the last entry of the previous page. --since takes a duration back from
-now (90s, 15m, 2h, 7d) or an RFC 3339 time.`,
+of the last entry of the previous page: the next page goes on after it, in
+the list's order. --since takes a duration back from now (90s, 15m, 2h, 7d)
+or an RFC 3339 time. --action and --result select one action (message.fail,
+tune.set, ...) and one result.`,
 		Example: `  queuectl audit list --since 1h
-  queuectl audit list --actor local:ops -o wide
-  queuectl audit list --since 2026-03-01T00:00:00Z --limit 0 -o jsonl`,
+  queuectl audit list --result error
+  queuectl audit list --action message.fail --actor local:ops -o wide
+  queuectl audit list --since 2026-03-01T00:00:00Z --reverse --limit 0 -o jsonl`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runF != nil {
@@ -76,6 +82,9 @@ now (90s, 15m, 2h, 7d) or an RFC 3339 time.`,
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Since, "since", "", "only entries from this long ago (or this time) on")
 	fl.StringVar(&opts.Actor, "actor", "", "only entries of this actor (e.g. local:alice, or a token name)")
+	fl.StringVar(&opts.Action, "action", "", "only entries of this action (message.resend, tune.set, purge, ...)")
+	fl.StringVar(&opts.Result, "result", "", "only entries with this result: ok, conflict, denied or error")
+	fl.BoolVar(&opts.Reverse, "reverse", false, "oldest first")
 	fl.Uint64Var(&opts.After, "after", 0, "start after the entry with this SEQ (paging)")
 	fl.IntVar(&opts.Limit, "limit", 100, "at most this many entries (0 = all, streamed)")
 	return cmd
@@ -98,7 +107,8 @@ func RunList(ctx context.Context, opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	f := admin.AuditFilter{Since: since, Actor: opts.Actor, AfterSeq: opts.After, Limit: opts.Limit}
+	f := admin.AuditFilter{Since: since, Actor: opts.Actor, Action: opts.Action, Result: opts.Result,
+		OldestFirst: opts.Reverse, After: opts.After, Limit: opts.Limit}
 	return cmdutil.PrintPage(opts.IO.Out, format, opts.Hintf, cmdutil.Page[*domain.AuditEntry]{
 		Columns: columns,
 		Cursor:  func(e *domain.AuditEntry) string { return strconv.FormatUint(e.Seq, 10) },

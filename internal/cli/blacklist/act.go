@@ -92,9 +92,9 @@ func RunAct(ctx context.Context, opts *ActOptions) error {
 		return domain.Invalidf("%s is not a blacklist action", opts.Action)
 	}
 	yes := true
-	a.Select = []cmdutil.Selection{cmdutil.SelectMessages(admin.MessageFilter{
+	a.Select = &admin.Selection{Messages: &admin.MessageFilter{
 		Statuses: []domain.Status{domain.StatusNDLV}, Blacklisted: &yes,
 		Queues: cmdutil.SplitList(opts.Queues), Receivers: cmdutil.SplitList(opts.Receivers),
-	})}
+	}}
 	return cmdutil.RunBulk(ctx, a, &opts.BulkOptions)
 }

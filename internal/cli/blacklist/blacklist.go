@@ -91,19 +91,18 @@ func RunList(ctx context.Context, opts *ListOptions) error {
 	f := admin.MessageFilter{
 		Statuses: []domain.Status{domain.StatusNDLV}, Blacklisted: &yes,
 		Queues: cmdutil.SplitList(opts.Queues), Receivers: cmdutil.SplitList(opts.Receivers),
-		After: opts.After, Limit: opts.Limit,
+		After: opts.After,
 	}
-	l := output.NewList(opts.IO.Out, format, columns(opts.Now), func(m *domain.Message) string { return m.ID })
-	if err := svc.Messages(ctx, f, l.Add); err != nil {
-		return err
-	}
-	if err := l.Close(); err != nil {
-		return err
-	}
-	if l.Count() == 0 && format.Tabular() {
-		opts.Hintf("no message is blacklisted")
-	}
-	return nil
+	return cmdutil.PrintPage(opts.IO.Out, format, opts.Hintf, cmdutil.Page[*domain.Message]{
+		Columns: columns(opts.Now),
+		Cursor:  func(m *domain.Message) string { return m.ID },
+		Limit:   opts.Limit,
+		Walk: func(limit int, add func(*domain.Message) error) error {
+			f.Limit = limit
+			return svc.Messages(ctx, f, add)
+		},
+		Empty: "no message is blacklisted",
+	})
 }
 
 func columns(now func() time.Time) []output.Column[*domain.Message] {

@@ -23,9 +23,6 @@ const BulkChunk = 1000
 // names 24.
 const maxTarget = 4096
 
-// errChunkFull ends a walk of --all targets when a chunk is full.
-var errChunkFull = errors.New("chunk full")
-
 // BulkAction describes one bulk command (§5): what it does and how --all
 // finds its targets.
 type BulkAction struct {
@@ -36,14 +33,10 @@ type BulkAction struct {
 	Change string
 	// Noun is what a target is: "message" or "queue".
 	Noun string
-	// Select are the walks over what --all selects, applied one after the
-	// other. Only --all needs them.
-	Select []Selection
+	// Select is what --all selects: the filters of the matching list
+	// command. Only --all needs it.
+	Select *admin.Selection
 }
-
-// Selection walks targets in order, after the target named by after (from
-// the start when empty), and returns fn's error, if any.
-type Selection func(ctx context.Context, svc admin.Service, after string, fn func(target string) error) error
 
 // BulkOptions are the flags and arguments every bulk command shares.
 type BulkOptions struct {
@@ -199,11 +192,17 @@ type bulkRun struct {
 func (r *bulkRun) total() int { return r.tally.total() }
 
 // act applies the action to one chunk of targets and adds up the result.
-// -o ids prints each chunk's changed targets at once and keeps nothing; a
-// table keeps no changed ids, only what it lists: so memory does not grow
-// with the targets where the output does not need it.
 func (r *bulkRun) act(ctx context.Context, targets []string) error {
-	res, err := r.svc.Act(ctx, admin.ActParams{Action: r.action.Action, Targets: targets, Reason: r.opts.Reason, DryRun: r.opts.DryRun})
+	return r.apply(ctx, admin.ActParams{Targets: targets})
+}
+
+// apply asks the service to act and adds up the result. -o ids prints each
+// call's changed targets at once and keeps nothing; a table keeps no
+// changed ids, only what it lists: so memory does not grow with the
+// targets where the output does not need it.
+func (r *bulkRun) apply(ctx context.Context, p admin.ActParams) error {
+	p.Action, p.Reason, p.DryRun = r.action.Action, r.opts.Reason, r.opts.DryRun
+	res, err := r.svc.Act(ctx, p)
 	if res == nil {
 		return err
 	}
@@ -248,15 +247,13 @@ func (r *bulkRun) stdin(ctx context.Context) error {
 		read++
 		t := sc.Text()
 		if err := r.checkTarget(t); err != nil {
+			// The service refuses it too, and records the refusal in the
+			// audit log as it does for a malformed argument or an API call.
+			_, _ = r.svc.Act(ctx, admin.ActParams{Action: r.action.Action, Targets: []string{t}, Reason: r.opts.Reason})
 			if applied == 0 {
-				err = fmt.Errorf("stdin, %s %d: %w; nothing was changed", targetWord(r.action), read, err)
-			} else {
-				err = fmt.Errorf("stdin, %s %d: %w; the %d before it were applied (the result above), none after", targetWord(r.action), read, err, applied)
+				return fmt.Errorf("stdin, %s %d: %w; nothing was changed", targetWord(r.action), read, err)
 			}
-			// The service is open, and did not see this target: the
-			// refusal is recorded through it (§6).
-			_ = r.svc.RecordRefusal(ctx, admin.Refusal{Action: string(r.action.Action), Targets: []string{t}, Reason: err.Error()})
-			return err
+			return fmt.Errorf("stdin, %s %d: %w; the %d before it were applied (the result above), none after", targetWord(r.action), read, err, applied)
 		}
 		if r.action.Noun != "queue" {
 			t = strings.ToLower(t)
@@ -301,23 +298,15 @@ func (r *bulkRun) checkTarget(t string) error {
 	return domain.ValidID(t)
 }
 
-// all counts the targets --all selects, asks on a terminal, then applies
-// the action a chunk at a time, each chunk read in a walk of its own so no
-// read transaction stays open while the action writes. Targets that come
-// after the last one counted (created since) are left alone. Several
-// selections are applied one after the other.
+// all counts the targets --all selects, asks on a terminal, then has the
+// service apply the action to the selection, up to the last target counted
+// (what appears after the count is left alone), as one action: however
+// many batches it takes, the HOLD rule is restored once, at its end.
 func (r *bulkRun) all(ctx context.Context) error {
-	n := 0
-	last := make([]string, len(r.action.Select))
-	for i, sel := range r.action.Select {
-		err := sel(ctx, r.svc, "", func(t string) error {
-			n++
-			last[i] = t
-			return nil
-		})
-		if err != nil {
-			return err
-		}
+	sel := *r.action.Select
+	n, err := countSelection(ctx, r.svc, r.action.Action, &sel)
+	if err != nil {
+		return err
 	}
 	if n == 0 {
 		r.none = fmt.Sprintf("no %ss match; nothing to %s", r.action.Noun, r.action.Verb)
@@ -328,43 +317,29 @@ func (r *bulkRun) all(ctx context.Context) error {
 			return err
 		}
 	}
-	for i, sel := range r.action.Select {
-		if last[i] == "" {
-			continue
-		}
-		if err := r.apply(ctx, sel, last[i]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return r.apply(ctx, admin.ActParams{Select: &sel, CountOnly: r.format.Tabular()})
 }
 
-// apply applies the action to what sel selects up to last, a chunk at a time.
-func (r *bulkRun) apply(ctx context.Context, sel Selection, last string) error {
-	after := ""
-	for {
-		chunk := make([]string, 0, BulkChunk)
-		err := sel(ctx, r.svc, after, func(t string) error {
-			if t > last || len(chunk) == BulkChunk {
-				return errChunkFull
+// countSelection counts the targets sel names as the service selects them,
+// and sets sel.Last to the last of them.
+func countSelection(ctx context.Context, svc admin.Service, a admin.Action, sel *admin.Selection) (int, error) {
+	n := 0
+	if sel.Queues != nil {
+		err := svc.Queues(ctx, *sel.Queues, func(q *domain.Queue) error {
+			if a.Selects(q) {
+				n++
+				sel.Last = q.Name
 			}
-			chunk = append(chunk, t)
 			return nil
 		})
-		if err != nil && !errors.Is(err, errChunkFull) {
-			return err
-		}
-		if len(chunk) == 0 {
-			return nil
-		}
-		if err := r.act(ctx, chunk); err != nil {
-			return err
-		}
-		after = chunk[len(chunk)-1]
-		if after >= last {
-			return nil
-		}
+		return n, err
 	}
+	err := svc.Messages(ctx, *sel.Messages, func(m *domain.Message) error {
+		n++
+		sel.Last = m.ID
+		return nil
+	})
+	return n, err
 }
 
 // errAborted is returned when the operator answers no.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,9 +13,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuectl/queuectl/internal/admin"
+	"github.com/queuectl/queuectl/internal/admin/local"
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/output"
+	"github.com/queuectl/queuectl/internal/store/bolt"
 )
 
 // bulkAdmin is an admin service over a fixed set of messages by id and
@@ -26,19 +29,13 @@ type bulkAdmin struct {
 	t        *testing.T
 	statuses map[string]domain.Status
 	calls    [][]string
+	params   []admin.ActParams
 	walking  bool
 	// onCount, if set, runs after the first complete walk (the count).
 	onCount func()
 	// onAct, if set, runs at the start of every Act.
 	onAct func()
 	walks int
-	// refusals are the refusals recorded through the service.
-	refusals []admin.Refusal
-}
-
-func (a *bulkAdmin) RecordRefusal(_ context.Context, r admin.Refusal) error {
-	a.refusals = append(a.refusals, r)
-	return nil
 }
 
 func newBulkAdmin(t *testing.T, n int, status domain.Status) *bulkAdmin {
@@ -74,10 +71,22 @@ func (a *bulkAdmin) Messages(_ context.Context, f admin.MessageFilter, fn func(*
 	return nil
 }
 
-func (a *bulkAdmin) Act(_ context.Context, p admin.ActParams) (*admin.BulkResult, error) {
+func (a *bulkAdmin) Act(ctx context.Context, p admin.ActParams) (*admin.BulkResult, error) {
 	require.False(a.t, a.walking, "Act was called inside a walk of Messages")
 	if a.onAct != nil {
 		a.onAct()
+	}
+	a.params = append(a.params, p)
+	if p.Select != nil {
+		// What the service selects: the filter's messages up to Last.
+		var sel []string
+		require.NoError(a.t, a.Messages(ctx, *p.Select.Messages, func(m *domain.Message) error {
+			if m.ID <= p.Select.Last {
+				sel = append(sel, m.ID)
+			}
+			return nil
+		}))
+		p.Targets = sel
 	}
 	for _, id := range p.Targets {
 		if err := domain.ValidID(id); err != nil {
@@ -130,7 +139,7 @@ func setupBulk(t *testing.T, a *bulkAdmin, format output.Format, stdin string) *
 	}
 	b.action = &cmdutil.BulkAction{
 		Action: admin.ActResend, Verb: "resend", Change: "NDLV/WAIT → TBDL", Noun: "message",
-		Select: []cmdutil.Selection{cmdutil.SelectMessages(admin.MessageFilter{Statuses: []domain.Status{domain.StatusNDLV}})},
+		Select: &admin.Selection{Messages: &admin.MessageFilter{Statuses: []domain.Status{domain.StatusNDLV}}},
 	}
 	return b
 }
@@ -281,10 +290,9 @@ func TestBulkStdinMalformed(t *testing.T) {
 	require.ErrorContains(t, err, `stdin, message id 1002: message id "XBTI0000" is not a UUID`)
 	require.ErrorContains(t, err, "the 1000 before it were applied")
 	require.Len(t, b.admin.calls, 1, "the chunk with the bad id is not applied")
+	require.Len(t, b.admin.params, 2, "the bad id alone goes to the service, which refuses and audits it")
+	require.Equal(t, []string{"XBTI0000"}, b.admin.params[1].Targets)
 	require.Equal(t, "changed 1,000: resend NDLV/WAIT → TBDL\n", b.out.String(), "what was applied is printed")
-	require.Len(t, b.admin.refusals, 1, "the refusal is audited")
-	require.Equal(t, "message.resend", b.admin.refusals[0].Action)
-	require.Equal(t, []string{"XBTI0000"}, b.admin.refusals[0].Targets)
 
 	b = setupBulk(t, newBulkAdmin(t, 1, domain.StatusNDLV), output.Table, testID(0)+"\nnot-an-id\n")
 	b.opts.Args = []string{"-"}
@@ -293,6 +301,29 @@ func TestBulkStdinMalformed(t *testing.T) {
 	require.ErrorContains(t, err, "nothing was changed")
 	require.Empty(t, b.admin.calls)
 	require.Empty(t, b.out.String())
+}
+
+// TestBulkStdinMalformedIsAudited: on a real service, a malformed id from
+// stdin is in the audit log as a refusal, as one given as an argument is.
+func TestBulkStdinMalformedIsAudited(t *testing.T) {
+	t.Parallel()
+
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "q.db"), bolt.Options{NoSync: true})
+	require.NoError(t, err)
+	svc := local.New(st, local.Options{})
+	t.Cleanup(func() { require.NoError(t, svc.Close()) })
+	b := setupBulk(t, nil, output.Table, "not-an-id\n")
+	b.opts.Admin = func() (admin.Service, error) { return svc, nil }
+	b.opts.Args = []string{"-"}
+	require.ErrorIs(t, b.run(t), domain.ErrInvalid)
+	var log []*domain.AuditEntry
+	require.NoError(t, svc.Audit(context.Background(), admin.AuditFilter{}, func(e *domain.AuditEntry) error {
+		log = append(log, e)
+		return nil
+	}))
+	require.Len(t, log, 1)
+	require.Equal(t, []string{"not-an-id"}, log[0].Targets)
+	require.Equal(t, domain.AuditError, log[0].Result)
 }
 
 func TestBulkStdinEmpty(t *testing.T) {
@@ -310,7 +341,9 @@ func TestBulkStdinEmpty(t *testing.T) {
 	require.JSONEq(t, `{"changed":0,"changed_ids":[],"skipped":[],"not_found":[]}`, b.out.String())
 }
 
-func TestBulkAllChunksWithCursor(t *testing.T) {
+// TestBulkAllIsOneAction: --all counts, then has the service act on the
+// selection up to the last target counted, in one call, whatever its size.
+func TestBulkAllIsOneAction(t *testing.T) {
 	t.Parallel()
 
 	const n = cmdutil.BulkChunk + 10
@@ -321,31 +354,22 @@ func TestBulkAllChunksWithCursor(t *testing.T) {
 	b := setupBulk(t, a, output.Table, "")
 	b.opts.All, b.opts.Yes = true, true
 	require.NoError(t, b.run(t))
-	require.Len(t, a.calls, 2)
-	require.Len(t, a.calls[0], cmdutil.BulkChunk)
-	require.Equal(t, testID(0), a.calls[0][0])
-	require.Len(t, a.calls[1], 10)
-	require.Equal(t, testID(n-1), a.calls[1][9])
+	require.Len(t, a.params, 1, "one action")
+	p := a.params[0]
+	require.Equal(t, testID(n-1), p.Select.Last, "bounded by the count")
+	require.Equal(t, []domain.Status{domain.StatusNDLV}, p.Select.Messages.Statuses)
+	require.True(t, p.CountOnly, "a table prints a summary: no changed ids needed")
+	require.Len(t, a.calls[0], n)
 	require.Equal(t, domain.StatusNDLV, a.statuses[testID(n+5)], "counted before it arrived, so not resent")
 	require.Equal(t, "changed 1,010: resend NDLV/WAIT → TBDL\n", b.out.String())
-}
 
-func TestBulkAllSelectionsInOrder(t *testing.T) {
-	t.Parallel()
-
-	a := newBulkAdmin(t, 4, domain.StatusNDLV)
-	a.statuses[testID(0)] = domain.StatusWAIT
-	a.statuses[testID(1)] = domain.StatusWAIT
-	b := setupBulk(t, a, output.Table, "y\n")
-	b.opts.All, b.opts.IO.StdinTTY = true, true
-	b.action.Select = []cmdutil.Selection{
-		cmdutil.SelectMessages(admin.MessageFilter{Statuses: []domain.Status{domain.StatusNDLV}}),
-		cmdutil.SelectMessages(admin.MessageFilter{Statuses: []domain.Status{domain.StatusWAIT}}),
-	}
-	err := b.run(t)
-	require.ErrorIs(t, err, cmdutil.ErrPartial, "the fake resends NDLV only")
-	require.Equal(t, "Resend 4 messages? [y/N] ", b.errOut.String(), "the count covers every selection")
-	require.Equal(t, [][]string{{testID(2), testID(3)}, {testID(0), testID(1)}}, a.calls, "one selection after the other")
+	// -o ids needs the changed ids.
+	a = newBulkAdmin(t, 3, domain.StatusNDLV)
+	b = setupBulk(t, a, output.IDs, "")
+	b.opts.All, b.opts.Yes = true, true
+	require.NoError(t, b.run(t))
+	require.False(t, a.params[0].CountOnly)
+	require.Equal(t, testID(0)+"\n"+testID(1)+"\n"+testID(2)+"\n", b.out.String())
 }
 
 func TestBulkAllNoMatch(t *testing.T) {
@@ -393,7 +417,7 @@ func TestBulkAllConfirmsOnTerminal(t *testing.T) {
 	b.opts.All, b.opts.IO.StdinTTY = true, true
 	require.NoError(t, b.run(t))
 	require.Equal(t, "Resend 1,204 messages? [y/N] ", b.errOut.String())
-	require.Len(t, a.calls, 2)
+	require.Len(t, a.calls, 1)
 }
 
 func TestBulkUsageErrors(t *testing.T) {

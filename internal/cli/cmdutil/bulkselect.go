@@ -1,39 +1,12 @@
 package cmdutil
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
 
-	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/domain"
 )
-
-// SelectMessages returns the --all walk over the messages f selects, in id
-// order.
-func SelectMessages(f admin.MessageFilter) Selection {
-	return func(ctx context.Context, svc admin.Service, after string, fn func(string) error) error {
-		page := f
-		page.After, page.Limit = after, 0
-		return svc.Messages(ctx, page, func(m *domain.Message) error { return fn(m.ID) })
-	}
-}
-
-// SelectQueues returns the --all walk over the queues f selects and keep
-// accepts, in name order.
-func SelectQueues(f admin.QueueFilter, keep func(*domain.Queue) bool) Selection {
-	return func(ctx context.Context, svc admin.Service, after string, fn func(string) error) error {
-		page := f
-		page.After, page.Limit = after, 0
-		return svc.Queues(ctx, page, func(q *domain.Queue) error {
-			if keep != nil && !keep(q) {
-				return nil
-			}
-			return fn(q.Name)
-		})
-	}
-}
 
 // ActionStatuses gives --all its statuses: those the action applies to when
 // --status is not given, else the given ones, which must be among them —
@@ -66,9 +39,10 @@ func BulkHelp(noun, list, allNote string) string {
 newline separated (as -o ids prints them); or --all with the filters of
 '%s'. %s
 --all counts the targets first and asks on a terminal; off a terminal it
-needs --yes. --dry-run prints what would change and changes nothing.
-Targets are applied in chunks of %d, each chunk in one transaction with
-its audit entry.
+needs --yes; it then acts on what it counted (not on what arrived since) as
+one action. Ids from stdin are applied as they come, %d at a time, each
+chunk one action. Every 1,000 targets share one transaction with their
+audit entry. --dry-run prints what would change and changes nothing.
 
 Each %s is changed on its own compare-and-set; one whose status does not
 allow the action (or no longer does) is skipped, with its status and why.

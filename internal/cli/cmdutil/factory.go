@@ -2,23 +2,22 @@ package cmdutil
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
+	"maps"
 	"os/user"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/queuectl/queuectl/internal/admin"
+	"github.com/queuectl/queuectl/internal/admin/embedded"
 	"github.com/queuectl/queuectl/internal/admin/local"
 	"github.com/queuectl/queuectl/internal/admin/remote"
 	"github.com/queuectl/queuectl/internal/config"
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/output"
-	"github.com/queuectl/queuectl/internal/store/bolt"
 	"github.com/queuectl/queuectl/internal/store/postgres"
 )
 
@@ -26,8 +25,9 @@ import (
 // that decides how the admin service is reached.
 type Factory struct {
 	IO *IOStreams
-	// GlobalFlags are the root command's persistent flags, parsed before any
-	// command runs; Config reads them.
+	// GlobalFlags are the root command's persistent flags, parsed before a
+	// command runs (or, for shell completion, before its completion
+	// functions); Config reads them, once.
 	GlobalFlags *pflag.FlagSet
 	Now         func() time.Time
 	// CreateStore lets Admin create the embedded store when it does not
@@ -78,10 +78,11 @@ func (f *Factory) Context(parent context.Context) (context.Context, context.Canc
 	return context.WithTimeout(parent, c.Timeout)
 }
 
-// Admin opens the admin service once: a remote server (--server or a
-// context), else the store named by --store or --db — a PostgreSQL database,
-// or a bbolt file (through the socket of the server that holds it, if one
-// runs).
+// Admin returns the admin service, made once: a server's (--server, or a
+// context), else the store named by --store or --db — a PostgreSQL
+// database, or a bbolt file, which each call holds only while it reads or
+// writes, or reaches through the socket of the process holding it
+// (admin/embedded).
 func (f *Factory) Admin() (admin.Service, error) {
 	f.adminOnce.Do(func() { f.admin, f.adminErr = f.openAdmin() })
 	return f.admin, f.adminErr
@@ -114,7 +115,8 @@ func (f *Factory) openAdmin() (admin.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := local.Options{Role: role, MaxPayload: int64(c.Engine.MaxPayload), Actor: localActor()}
+	opts := local.Options{Role: role, MaxPayload: int64(c.Engine.MaxPayload), Actor: localActor(),
+		Receivers: slices.Sorted(maps.Keys(c.Receivers))}
 	if loc.Postgres != "" {
 		// Any number of commands and servers share the database: no
 		// socket, no lock, straight to it.
@@ -126,19 +128,7 @@ func (f *Factory) openAdmin() (admin.Service, error) {
 		}
 		return local.New(st, opts), nil
 	}
-	// A running server holds the store; its socket serves the same commands.
-	if svc := socketService(loc.Path + ".sock"); svc != nil {
-		return svc, nil
-	}
-	if _, err := os.Stat(loc.Path); errors.Is(err, fs.ErrNotExist) && !f.CreateStore {
-		return nil, domain.WithHint(domain.ErrUnavailable, fmt.Sprintf("there is no store at %s", loc.Path),
-			"check --db (or QUEUECTL_DB); 'queuectl send' creates a store with its first message, 'queuectl demo' one to explore")
-	}
-	st, err := bolt.Open(loc.Path, bolt.Options{})
-	if err != nil {
-		return nil, OpenError(err)
-	}
-	return local.New(st, opts), nil
+	return embedded.New(embedded.Options{Path: loc.Path, Local: opts, Create: f.CreateStore}), nil
 }
 
 // localActor names the operator in history and audit entries in embedded mode.

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
 	"github.com/queuectl/queuectl/internal/config"
 	"github.com/queuectl/queuectl/internal/domain"
@@ -118,7 +119,11 @@ func TestFactoryAdminOpensOnce(t *testing.T) {
 	s2, err := b.f.Admin()
 	require.NoError(t, err)
 	require.Same(t, s1, s2)
+	require.NoFileExists(t, filepath.Join(b.dir, "q.db"), "nothing is opened before a call needs the store")
+	_, err = s1.Tuning(context.Background())
+	require.NoError(t, err)
 	require.FileExists(t, filepath.Join(b.dir, "q.db"))
+	require.NoFileExists(t, filepath.Join(b.dir, "q.db.sock"), "nor held after it")
 }
 
 // A command that does not create the store (all but send and tune) is
@@ -127,16 +132,20 @@ func TestFactoryAdminOpensOnce(t *testing.T) {
 func TestFactoryAdminDoesNotCreateAStore(t *testing.T) {
 	t.Parallel()
 
+	list := func(b *factoryBundle) error {
+		svc, err := b.f.Admin()
+		require.NoError(t, err, "the embedded service opens the store at its first call")
+		return svc.Queues(context.Background(), admin.QueueFilter{}, func(*domain.Queue) error { return nil })
+	}
 	b := setupFactory(t)
-	_, err := b.f.Admin()
+	err := list(b)
 	require.ErrorIs(t, err, domain.ErrUnavailable)
 	require.ErrorContains(t, err, "there is no store at "+filepath.Join(b.dir, "q.db"))
 	require.NoFileExists(t, filepath.Join(b.dir, "q.db"))
 
 	dir := t.TempDir()
 	b = setupFactory(t, "--db", filepath.Join(dir, "missing", "dir", "q.db"))
-	_, err = b.f.Admin()
-	require.ErrorIs(t, err, domain.ErrUnavailable)
+	require.ErrorIs(t, list(b), domain.ErrUnavailable)
 	require.NoDirExists(t, filepath.Join(dir, "missing"))
 }
 

@@ -2,6 +2,9 @@ package cmdutil
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/queuectl/queuectl/internal/admin/remote"
 )
@@ -41,4 +44,27 @@ func (f *Factory) PayloadLimit(ctx context.Context) (int64, error) {
 	}
 	defer client.Close()
 	return client.MaxPayload(ctx)
+}
+
+// socketClient returns a client on the socket of a process that holds the
+// store, if one answers; nil otherwise.
+func socketClient(sock string) *remote.Client {
+	sock, err := filepath.Abs(sock)
+	if err != nil {
+		return nil
+	}
+	if _, err := os.Stat(sock); err != nil {
+		return nil
+	}
+	c, err := remote.New(remote.Options{Server: "unix://" + sock})
+	if err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if !c.Healthy(ctx) {
+		c.Close()
+		return nil
+	}
+	return c
 }

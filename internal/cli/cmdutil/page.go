@@ -20,12 +20,13 @@ type Page[T any] struct {
 	Empty string
 }
 
-// PrintPage streams a page in the chosen format. On a table it asks for one
-// item more than it shows, to tell on stderr where the next page starts; it
-// says so when nothing matched too. Other formats print data only.
+// PrintPage streams a page in the chosen format. It asks for one item more
+// than it shows, to tell on stderr where the next page starts — in every
+// format: a pipe of -o ids that stops at --limit says so instead of passing
+// on part of the list in silence. A table also says when nothing matched.
 func PrintPage[T any](out io.Writer, format output.Format, hintf func(string, ...any), p Page[T]) error {
 	limit := p.Limit
-	if limit > 0 && format.Tabular() {
+	if limit > 0 {
 		limit++
 	}
 	l := output.NewList(out, format, p.Columns, p.Cursor)

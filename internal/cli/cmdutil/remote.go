@@ -1,14 +1,10 @@
 package cmdutil
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
-	"github.com/queuectl/queuectl/internal/admin"
-	"github.com/queuectl/queuectl/internal/admin/remote"
 	"github.com/queuectl/queuectl/internal/config"
 	"github.com/queuectl/queuectl/internal/domain"
 )
@@ -52,35 +48,4 @@ func expandHome(p string) string {
 		}
 	}
 	return p
-}
-
-// socketService returns a client on the socket of a server that holds the
-// store, if one answers; nil otherwise.
-func socketService(sock string) admin.Service {
-	if c := socketClient(sock); c != nil {
-		return c
-	}
-	return nil
-}
-
-// socketClient is socketService's client, or nil.
-func socketClient(sock string) *remote.Client {
-	sock, err := filepath.Abs(sock)
-	if err != nil {
-		return nil
-	}
-	if _, err := os.Stat(sock); err != nil {
-		return nil
-	}
-	c, err := remote.New(remote.Options{Server: "unix://" + sock})
-	if err != nil {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	if !c.Healthy(ctx) {
-		c.Close()
-		return nil
-	}
-	return c
 }

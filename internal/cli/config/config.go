@@ -1,9 +1,14 @@
-// Package config implements `queuectl config`: show the effective configuration.
+// Package config implements `queuectl config`: show the effective
+// configuration, and check it.
 package config
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
@@ -18,11 +23,11 @@ import (
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
-		Short: "Show the configuration",
+		Short: "Show and check the configuration",
 		Args:  cobra.ArbitraryArgs,
 		RunE:  cmdutil.RunGroup,
 	}
-	cmd.AddCommand(newViewCmd(f))
+	cmd.AddCommand(newViewCmd(f), newCheckCmd(f))
 	return cmd
 }
 
@@ -80,4 +85,87 @@ func document(c *config.Config) (any, error) {
 		return nil, err
 	}
 	return doc, nil
+}
+
+// checkReport is what `config check -o json` prints.
+type checkReport struct {
+	OK        bool     `json:"ok" yaml:"ok"`
+	File      string   `json:"file" yaml:"file"`
+	Receivers []string `json:"receivers" yaml:"receivers"`
+	Routes    int      `json:"routes" yaml:"routes"`
+	Problems  []string `json:"problems" yaml:"problems"`
+}
+
+func newCheckCmd(f *cmdutil.Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "check",
+		Short: "Check the configuration: every key known, every value in range, every route to a configured receiver",
+		Long: `Check the configuration this invocation runs with (defaults, the config file,
+QUEUECTL_* environment variables, flags) and list every problem, each naming
+its key: unknown keys, values out of range, receivers without what their type
+needs, routes to receivers that are not configured, empty or null names (YAML
+reads null, NULL and ~ as no value: quote such a name). Exit 0 when there is
+none, 2 when there is any.
+
+Every command refuses a configuration with a problem, naming the first one;
+'queuectl serve' runs the same check before it opens the store.`,
+		Example: `  queuectl config check
+  queuectl --config ./prod.yaml config check
+  queuectl config check -o json | jq .problems`,
+		Args: cmdutil.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			c, cerr := f.Config()
+			format, err := f.Format()
+			if err != nil && f.GlobalFlags != nil {
+				// The configuration could not say: the flag can.
+				format, err = output.ParseFormat(f.GlobalFlags.Lookup("output").Value.String())
+			}
+			if err != nil || format == output.IDs {
+				format = output.Table
+			}
+			r := checkReport{OK: cerr == nil, Receivers: []string{}, Problems: []string{}}
+			if c != nil {
+				r.File = c.File
+				r.Receivers = slices.Sorted(maps.Keys(c.Receivers))
+				r.Routes = len(c.Routes)
+			}
+			var ps config.Problems
+			switch {
+			case errors.As(cerr, &ps):
+				for _, p := range ps {
+					r.Problems = append(r.Problems, p.Error())
+				}
+			case cerr != nil:
+				r.Problems = append(r.Problems, cerr.Error())
+			}
+			if !format.Tabular() {
+				if err := output.Value(f.IO.Out, format, r, nil, nil); err != nil {
+					return err
+				}
+			} else if r.OK {
+				src := r.File
+				if src == "" {
+					src = "none; defaults, environment and flags only"
+				}
+				fmt.Fprintf(f.IO.Out, "configuration OK (config file: %s): %s (%s), %s\n", src,
+					count(len(r.Receivers), "receiver"), output.Dash(strings.Join(r.Receivers, ", ")), count(r.Routes, "route"))
+			} else {
+				fmt.Fprintf(f.IO.ErrOut, "queuectl: the configuration has %s:\n", count(len(r.Problems), "problem"))
+				for _, p := range r.Problems {
+					fmt.Fprintf(f.IO.ErrOut, "  %s\n", p)
+				}
+			}
+			if cerr != nil {
+				return cmdutil.Printed(cerr)
+			}
+			return nil
+		},
+	}
+}
+
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

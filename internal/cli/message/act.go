@@ -2,7 +2,6 @@ package message
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -62,10 +61,10 @@ EOIO queue its HOLD successors become TBDL and are delivered in order.
 
 ` + cmdutil.BulkHelp("message", "queuectl message list", "With --all, --status defaults to NDLV,WAIT,HOLD.") + `
 
---all fails the HOLD messages it selects first and the NDLV and WAIT ones
-after: failing a blocked queue's head releases the HOLD messages behind it
-to delivery, so they must be failed before it. Ids from stdin are applied
-in the order given.`
+One action fails what it names before the queues go on: 'message fail
+--all --queue Q' fails a blocked queue's head and every message held behind
+it. Ids from stdin are applied a chunk at a time, each chunk an action of its
+own: a head failed in one chunk releases its HOLD messages before the next.`
 	cmd.Example = `  queuectl message fail 0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1f --reason "invoice booked by hand"
   queuectl queue blocked -o json | jq -r '.[].head.id' | queuectl message fail - --reason "cleanup"
   queuectl message fail --all --status NDLV --receiver SHIPPING --older-than 7d --yes`
@@ -112,21 +111,7 @@ func RunAct(ctx context.Context, opts *ActOptions) error {
 		if f.Statuses, err = cmdutil.ActionStatuses(f.Statuses, spec.statuses, spec.verb); err != nil {
 			return err
 		}
-		a.Select = selections(f)
+		a.Select = &admin.Selection{Messages: &f}
 	}
 	return cmdutil.RunBulk(ctx, a, &opts.BulkOptions)
-}
-
-// selections splits what --all selects so that HOLD messages are applied
-// first: failing the NDLV or WAIT head of a blocked EOIO queue releases the
-// HOLD messages behind it to TBDL, and those that were selected too would
-// then be delivered instead of failed.
-func selections(f admin.MessageFilter) []cmdutil.Selection {
-	if !slices.Contains(f.Statuses, domain.StatusHOLD) || len(f.Statuses) == 1 {
-		return []cmdutil.Selection{cmdutil.SelectMessages(f)}
-	}
-	held, heads := f, f
-	held.Statuses = []domain.Status{domain.StatusHOLD}
-	heads.Statuses = slices.DeleteFunc(slices.Clone(f.Statuses), func(s domain.Status) bool { return s == domain.StatusHOLD })
-	return []cmdutil.Selection{cmdutil.SelectMessages(held), cmdutil.SelectMessages(heads)}
 }

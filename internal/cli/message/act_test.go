@@ -3,9 +3,8 @@ package message_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
-	"slices"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,10 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuectl/queuectl/internal/admin"
+	"github.com/queuectl/queuectl/internal/admin/local"
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
 	"github.com/queuectl/queuectl/internal/cli/message"
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/output"
+	"github.com/queuectl/queuectl/internal/store"
+	"github.com/queuectl/queuectl/internal/store/bolt"
 )
 
 type newActCmd func(*cmdutil.Factory, func(context.Context, *message.ActOptions) error) *cobra.Command
@@ -81,6 +83,9 @@ func (a *actAdmin) Act(_ context.Context, p admin.ActParams) (*admin.BulkResult,
 	a.acts = append(a.acts, p)
 	res := admin.NewBulkResult()
 	res.Changed, res.ChangedIDs = len(p.Targets), p.Targets
+	if p.Select != nil {
+		res.Changed = 1
+	}
 	return res, nil
 }
 
@@ -109,14 +114,15 @@ func TestRunActAllStatuses(t *testing.T) {
 	o.All, o.Yes, o.Reason = true, true, "cleanup"
 	o.Receivers, o.OlderThan = []string{"SHIPPING"}, "7d"
 	require.NoError(t, message.RunAct(context.Background(), o))
-	require.Equal(t, []domain.Status{domain.StatusHOLD}, a.filters[0].Statuses,
-		"without --status, --all selects what fail applies to: HOLD first...")
-	require.Equal(t, []domain.Status{domain.StatusNDLV, domain.StatusWAIT}, a.filters[1].Statuses, "...then the rest")
+	require.Equal(t, []domain.Status{domain.StatusNDLV, domain.StatusWAIT, domain.StatusHOLD}, a.filter.Statuses,
+		"without --status, --all selects what fail applies to")
 	require.Equal(t, []string{"SHIPPING"}, a.filter.Receivers)
 	require.Equal(t, now.Add(-7*24*time.Hour), a.filter.OlderThan)
-	require.Len(t, a.acts, 2, "one walk each, and the fake finds one message in each")
+	require.Len(t, a.acts, 1, "the count, then one action on the selection")
+	require.Equal(t, a.filter, *a.acts[0].Select.Messages, "the service selects what was counted")
+	require.Equal(t, "0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1f", a.acts[0].Select.Last)
 	require.Equal(t, "cleanup", a.acts[0].Reason)
-	require.Equal(t, "changed 2: fail NDLV/WAIT/HOLD → FAIL\n", out.String())
+	require.Equal(t, "changed 1: fail NDLV/WAIT/HOLD → FAIL\n", out.String())
 
 	o, a, _ = setupAct(t, admin.ActResend)
 	o.All, o.Yes, o.Statuses = true, true, []string{"wait"}
@@ -131,68 +137,45 @@ func TestRunActAllStatuses(t *testing.T) {
 	require.Empty(t, a.acts)
 }
 
-// blockedQueue is an admin service over one blocked EOIO queue: an NDLV head
-// and HOLD messages behind it. Failing the head releases the HOLD messages
-// still there to TBDL at the end of each call, as the local service does.
-type blockedQueue struct {
-	admin.Service
-	status map[string]domain.Status
-	ids    []string
-}
-
-func newBlockedQueue(held int) *blockedQueue {
-	q := &blockedQueue{status: map[string]domain.Status{}}
-	for i := range held + 1 {
-		id := fmt.Sprintf("0193a5c4-7b1e-7c3d-9f5e-%012d", i)
-		q.ids = append(q.ids, id)
-		q.status[id] = domain.StatusHOLD
-	}
-	q.status[q.ids[0]] = domain.StatusNDLV
-	return q
-}
-
-func (q *blockedQueue) Messages(_ context.Context, f admin.MessageFilter, fn func(*domain.Message) error) error {
-	for _, id := range q.ids {
-		if id > f.After && slices.Contains(f.Statuses, q.status[id]) {
-			if err := fn(&domain.Message{ID: id, Status: q.status[id]}); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func (q *blockedQueue) Act(_ context.Context, p admin.ActParams) (*admin.BulkResult, error) {
-	res := admin.NewBulkResult()
-	for _, id := range p.Targets {
-		if st := q.status[id]; st != domain.StatusNDLV && st != domain.StatusHOLD {
-			res.Skipped = append(res.Skipped, admin.Skipped{ID: id, Status: st, Reason: "status is " + string(st)})
-			continue
-		}
-		q.status[id] = domain.StatusFAIL
-		res.Changed++
-	}
-	if q.status[q.ids[0]] == domain.StatusFAIL {
-		for _, id := range q.ids {
-			if q.status[id] == domain.StatusHOLD {
-				q.status[id] = domain.StatusTBDL
-			}
-		}
-	}
-	return res, nil
-}
-
+// TestRunActFailAllOfABlockedQueue: message fail --all over a blocked EOIO
+// queue with more HOLD messages than a batch fails every one of them, on a
+// real store: one action, the HOLD rule restored once at its end.
 func TestRunActFailAllOfABlockedQueue(t *testing.T) {
 	t.Parallel()
 
-	q := newBlockedQueue(2 * cmdutil.BulkChunk)
-	o, _, out := setupAct(t, admin.ActFail)
-	o.Admin = func() (admin.Service, error) { return q, nil }
-	o.All, o.Yes = true, true
-	require.NoError(t, message.RunAct(context.Background(), o),
-		"the held messages are failed before the head, so failing the head releases none of them")
-	require.Equal(t, "changed 2,001: fail NDLV/WAIT/HOLD → FAIL\n", out.String())
-	for _, id := range q.ids {
-		require.Equal(t, domain.StatusFAIL, q.status[id], id)
+	ctx := context.Background()
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "q.db"), bolt.Options{NoSync: true})
+	require.NoError(t, err)
+	svc := local.New(st, local.Options{})
+	t.Cleanup(func() { require.NoError(t, svc.Close()) })
+	send := func(n int) []*domain.Message {
+		reqs := make([]domain.SendRequest, n)
+		for i := range reqs {
+			reqs[i] = domain.SendRequest{QoS: domain.EOIO, Sender: "ERP", Receivers: []string{"WMS"}, AppQueue: "ORDERS", Payload: []byte("x")}
+		}
+		msgs, err := svc.Send(ctx, reqs)
+		require.NoError(t, err)
+		return msgs
 	}
+	head := send(1)[0]
+	require.NoError(t, st.Update(ctx, func(w store.Writer) error {
+		for _, to := range []domain.Status{domain.StatusDLNG, domain.StatusNDLV} {
+			if _, err := w.Transition(store.TransitionParams{ID: head.ID, From: []domain.Status{domain.StatusTBDL, domain.StatusDLNG}, To: to,
+				Update: func(m *domain.Message) { m.Error, m.ErrorClass = "HTTP 422", domain.ErrorPermanent }}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	held := send(2 * cmdutil.BulkChunk)
+	require.Equal(t, domain.StatusHOLD, held[0].Status)
+
+	o, _, out := setupAct(t, admin.ActFail)
+	o.Admin = func() (admin.Service, error) { return svc, nil }
+	o.All, o.Yes, o.Queues = true, true, []string{head.Queue}
+	require.NoError(t, message.RunAct(ctx, o))
+	require.Equal(t, "changed 2,001: fail NDLV/WAIT/HOLD → FAIL\n", out.String())
+	q, err := svc.Queue(ctx, head.Queue)
+	require.NoError(t, err)
+	require.Equal(t, map[domain.Status]int64{domain.StatusFAIL: 2001}, q.Counts, "none was released for delivery")
 }

@@ -126,7 +126,7 @@ func TestRunListFilter(t *testing.T) {
 		ErrorText: "Timeout",
 		OlderThan: now.Add(-time.Hour),
 		NewerThan: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC),
-		After:     "0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1f", Limit: 20,
+		After:     "0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1f", Limit: 21, // one more than shown: is there a next page?
 	}, b.admin.filter)
 	require.Equal(t, "[]\n", b.out.String())
 }
@@ -206,8 +206,10 @@ func TestRunListHints(t *testing.T) {
 	b.admin.messages = testMessages(4)
 	b.opts.Limit = 2
 	require.NoError(t, message.RunList(context.Background(), b.opts))
-	require.Equal(t, "0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1a\n0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1b\n", b.out.String())
-	require.Empty(t, b.hints, "-o ids output stays clean for pipes")
+	require.Equal(t, "0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1a\n0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1b\n", b.out.String(),
+		"-o ids output stays clean for pipes")
+	require.Len(t, b.hints, 1, "and stderr says the list was cut, so a pipe does not pass on part of it unseen")
+	require.Contains(t, b.hints[0], "showing the first N; next page: --after")
 }
 
 // TestColumnsMax checks that the widest value each column can show fits its

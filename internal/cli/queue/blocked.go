@@ -32,9 +32,14 @@ func NewBlockedCmd(f *cmdutil.Factory, runF func(context.Context, *BlockedOption
 it has blocked, attempts, crashes, whether it is blacklisted, and how many
 messages wait behind it. A status marked * is blacklisted.
 
-A queue is blocked when its head is NDLV: retries exhausted, a crash
-blacklisting, or — on EOIO queues — any permanent error. Failing the head
-(or resending it once the cause is fixed) lets the queue go on in order.`,
+A queue is blocked when its head is NDLV and holds the rest up: retries
+exhausted, or — on EOIO queues — a permanent error or a crash blacklisting.
+BEHIND counts the messages it holds up. Failing the head (or resending it once
+the cause is fixed) lets the queue go on in order.
+
+An EO message NDLV by a permanent error or blacklisting blocks nothing: later
+messages go on without it. A queue left with only such messages is in state
+ERROR; 'queuectl queue list --state ERROR' lists those.`,
 		Example: `  queuectl queue blocked
   queuectl queue blocked -o json | jq -r '.[].head.id'`,
 		Args: cobra.NoArgs,
@@ -58,21 +63,37 @@ func RunBlocked(ctx context.Context, opts *BlockedOptions) error {
 		return err
 	}
 	l := output.NewList(opts.IO.Out, format, blockedColumns(opts.Now), func(q *domain.Queue) string { return q.Name })
-	err = svc.Queues(ctx, admin.QueueFilter{States: []domain.QueueState{domain.QueueBlocked}}, func(q *domain.Queue) error {
-		behind := max(q.Depth-1, 0)
-		q.Behind = &behind
-		return l.Add(q)
-	})
+	err = svc.Queues(ctx, admin.QueueFilter{States: []domain.QueueState{domain.QueueBlocked}}, l.Add)
 	if err != nil {
 		return err
 	}
 	if err := l.Close(); err != nil {
 		return err
 	}
-	if l.Count() == 0 && format.Tabular() {
+	if !format.Tabular() {
+		return nil
+	}
+	if l.Count() == 0 {
 		opts.Hintf("no queue is blocked")
 	}
-	return nil
+	// Messages that block nothing still wait for an operator: say where.
+	errored := 0
+	err = svc.Queues(ctx, admin.QueueFilter{States: []domain.QueueState{domain.QueueError}}, func(*domain.Queue) error {
+		errored++
+		return nil
+	})
+	if err == nil && errored > 0 {
+		opts.Hintf("%s in state ERROR (NDLV messages that block nothing): queuectl queue list --state ERROR",
+			plural(errored, "queue is", "queues are"))
+	}
+	return err
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return cmdutil.FormatCount(n) + " " + many
 }
 
 func blockedColumns(now func() time.Time) []output.Column[*domain.Queue] {
@@ -98,8 +119,16 @@ func blockedColumns(now func() time.Time) []output.Column[*domain.Queue] {
 		{Header: "SINCE", Max: 5, Value: func(q *domain.Queue) string { return output.Age(q.BlockedSince, now()) }},
 		{Header: "ATTEMPTS", Max: 3, Value: head(func(h *domain.QueueHead) string { return strconv.Itoa(h.Attempts) })},
 		{Header: "CRASHES", Max: 3, Value: head(func(h *domain.QueueHead) string { return strconv.Itoa(h.Crashes) })},
-		{Header: "BEHIND", Max: 8, Value: func(q *domain.Queue) string { return strconv.FormatInt(*q.Behind, 10) }},
+		{Header: "BEHIND", Max: 8, Value: func(q *domain.Queue) string { return behind(q) }},
 		{Header: "CLASS", Max: 9, Wide: true, Value: head(func(h *domain.QueueHead) string { return output.Dash(string(h.ErrorClass)) })},
 		{Header: "ERROR", Max: 60, Value: head(func(h *domain.QueueHead) string { return output.Dash(output.Truncate(h.Error, 60)) })},
 	}
+}
+
+// behind is the BEHIND cell: the messages the head holds up.
+func behind(q *domain.Queue) string {
+	if q.Behind == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*q.Behind, 10)
 }

@@ -43,7 +43,7 @@ var filterFlags = []string{"qos", "stage", "state", "receiver", "name"}
 func (o *Filters) addFlags(fl *pflag.FlagSet, prefix string) {
 	fl.StringSliceVar(&o.QoS, "qos", nil, prefix+"only these qualities of service: EO, EOIO")
 	fl.StringSliceVar(&o.Stages, "stage", nil, prefix+"only these stages: inbound, outbound")
-	fl.StringSliceVar(&o.States, "state", nil, prefix+"only these states: ACTIVE, WAITING, BLOCKED, STOPPED, EMPTY")
+	fl.StringSliceVar(&o.States, "state", nil, prefix+"only these states: ACTIVE, WAITING, BLOCKED, ERROR, STOPPED, EMPTY")
 	fl.StringSliceVar(&o.Receivers, "receiver", nil, prefix+"only outbound queues of these receivers")
 	fl.StringVar(&o.Name, "name", "", prefix+"only queues whose name matches this pattern (e.g. 'XBQ*')")
 }
@@ -86,8 +86,11 @@ still need delivery or an operator), counts per status, the head message's
 status, how long the queue has been blocked, and the age of its oldest open
 message.
 
-States: ACTIVE (delivering), WAITING (the head waits for a retry), BLOCKED (the
-head is NDLV and holds up the queue), STOPPED (stopped by an operator), EMPTY.`,
+States: ACTIVE (messages to deliver), WAITING (the head waits for a retry),
+BLOCKED (the head is NDLV and holds up the queue), ERROR (nothing to deliver,
+but NDLV messages that block nothing — EO messages after a permanent error or
+blacklisting — wait for an operator), STOPPED (stopped by an operator), EMPTY
+(depth 0; never while messages are open).`,
 		Example: `  queuectl queue list
   queuectl queue list --state BLOCKED,WAITING
   queuectl queue list --qos EOIO --name 'XBQ*' -o wide

@@ -50,6 +50,12 @@ messages too, from the oldest.`,
   queuectl queue show XBTI0000 --limit 10 -o wide
   queuectl queue show XBQIORDERS_DE -o ids | head -1`,
 		Args: cmdutil.ExactArgs(1, "NAME"),
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return f.CompleteNames(admin.NameQueue)(cmd, args, toComplete)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
 			if runF != nil {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
-	"github.com/queuectl/queuectl/internal/domain"
 )
 
 // StopOptions are the parsed flags of `queue stop` and `queue start`.
@@ -57,6 +56,7 @@ func newStopCmd(f *cmdutil.Factory, stop bool, runF func(context.Context, *StopO
 		Stop:        stop,
 	}
 	cmd := &cobra.Command{
+		ValidArgsFunction: f.CompleteNames(admin.NameQueue),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Args = args
 			opts.FilterFlags = cmdutil.ChangedFlags(cmd, filterFlags...)
@@ -87,7 +87,7 @@ func RunStop(ctx context.Context, opts *StopOptions) error {
 		if err != nil {
 			return err
 		}
-		a.Select = []cmdutil.Selection{cmdutil.SelectQueues(f, func(q *domain.Queue) bool { return q.Stopped != opts.Stop })}
+		a.Select = &admin.Selection{Queues: &f}
 	}
 	return cmdutil.RunBulk(ctx, a, &opts.BulkOptions)
 }

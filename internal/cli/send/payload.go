@@ -33,7 +33,7 @@ func (opts *Options) readPayload(ctx context.Context, limit int64) ([]byte, erro
 	} else if opts.IO.StdinTTY {
 		opts.Hintf("reading the payload from stdin; end it with Ctrl-D (or use --file)")
 	}
-	b, err := io.ReadAll(io.LimitReader(cmdutil.ContextReader(ctx, in), limit+1))
+	b, over, err := readAtMost(cmdutil.ContextReader(ctx, in), limit)
 	switch {
 	case ctx.Err() != nil:
 		return nil, fmt.Errorf("reading the payload: %w", ctx.Err())
@@ -41,8 +41,44 @@ func (opts *Options) readPayload(ctx context.Context, limit int64) ([]byte, erro
 		return nil, domain.Invalidf("--file: %v", unwrapPathError(err))
 	case err != nil:
 		return nil, fmt.Errorf("reading the payload from stdin: %w", err)
-	case int64(len(b)) > limit:
+	case over:
 		return nil, domain.Errorf(domain.ErrTooLarge, "payload is over %s, the limit (engine.max_payload)", domain.FormatBytes(limit))
 	}
 	return b, nil
+}
+
+// readChunk is how much readAtMost reads at a time.
+const readChunk = 256 << 10
+
+// readAtMost reads r to its end, or until it has read more than limit
+// bytes (over). It reads in chunks and joins them once at the end, so that
+// memory stays near the payload's size — and, for an input over the limit,
+// near the limit — rather than the twice or more that a growing buffer and
+// its garbage take.
+func readAtMost(r io.Reader, limit int64) (b []byte, over bool, err error) {
+	var chunks [][]byte
+	var total int64
+	for {
+		chunk := make([]byte, min(readChunk, limit+1-total))
+		n, err := io.ReadFull(r, chunk)
+		chunks = append(chunks, chunk[:n])
+		total += int64(n)
+		if total > limit {
+			return nil, true, nil
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return nil, false, err
+		}
+	}
+	if len(chunks) == 1 {
+		return chunks[0], false, nil
+	}
+	b = make([]byte, 0, total)
+	for _, c := range chunks {
+		b = append(b, c...)
+	}
+	return b, false, nil
 }

@@ -38,7 +38,8 @@ func runPostgres(ctx context.Context, f *cmdutil.Factory, url string, h slog.Han
 	log := slog.New(h).With("store", st.Target())
 	log.Warn("the delivery engine does not run on a PostgreSQL store yet: serving the admin API only")
 	role, _ := domain.ParseRole(c.Engine.Role)
-	svc := local.New(st, local.Options{Role: role, MaxPayload: int64(c.Engine.MaxPayload), Actor: "server"})
+	svc := local.New(st, local.Options{Role: role, MaxPayload: int64(c.Engine.MaxPayload), Actor: "server",
+		Receivers: slices.Sorted(maps.Keys(c.Receivers))})
 	col := metrics.New(metrics.Options{Source: svc, Receivers: slices.Sorted(maps.Keys(c.Receivers)), Logger: log})
 	api := httpapi.New(httpapi.Options{
 		Service: svc, Auditor: svc, Tokens: c.Server.Tokens, MaxPayload: int64(c.Engine.MaxPayload), Logger: log,

@@ -12,13 +12,13 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/queuectl/queuectl/internal/admin/embedded"
 	"github.com/queuectl/queuectl/internal/admin/local"
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
 	"github.com/queuectl/queuectl/internal/domain"
@@ -105,9 +105,10 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 		return runPostgres(ctx, f, loc.Postgres, h, listen, tlsConf)
 	}
 	path := loc.Path
-	st, err := bolt.Open(path, bolt.Options{})
+	// A short command may hold the store for a moment: wait for it.
+	st, err := bolt.Open(path, bolt.Options{Timeout: embedded.DefaultWait})
 	if err != nil {
-		return cmdutil.OpenError(err)
+		return embedded.StoreError(err)
 	}
 	defer st.Close()
 	log := slog.New(h).With("store", path)
@@ -128,7 +129,8 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 		return err
 	}
 	role, _ := domain.ParseRole(c.Engine.Role)
-	svc := local.New(st, local.Options{Role: role, MaxPayload: int64(c.Engine.MaxPayload), Actor: "server"})
+	svc := local.New(st, local.Options{Role: role, MaxPayload: int64(c.Engine.MaxPayload), Actor: "server",
+		Receivers: slices.Sorted(maps.Keys(c.Receivers))})
 	col = metrics.New(metrics.Options{
 		Source: svc, Node: eng.NodeID(), Running: state.ready, Receivers: slices.Sorted(maps.Keys(c.Receivers)), Logger: log,
 	})
@@ -246,7 +248,7 @@ func startAPI(api *httpapi.Server, sock, listen string, tlsConf *tls.Config, log
 		// The store is ours (bbolt's lock), so a socket file left behind by a
 		// killed server is stale.
 		os.Remove(sock)
-		ul, err := listenPrivate(sock)
+		ul, err := httpapi.ListenSocket(sock)
 		if err != nil {
 			if tl != nil {
 				tl.Close()
@@ -264,34 +266,6 @@ func startAPI(api *httpapi.Server, sock, listen string, tlsConf *tls.Config, log
 		log.Info("api listening", "address", tl.Addr().String(), "tls", tlsConf != nil)
 	}
 	return servers, failed, nil
-}
-
-// listenPrivate listens on a unix socket at path that no one but its owner
-// can connect to at any moment: it is bound in a directory of mode 0700,
-// made 0600, and only then renamed into place. Bound at path directly, it
-// would exist with the umask's mode (world-writable under umask 000) until
-// a chmod.
-func listenPrivate(path string) (net.Listener, error) {
-	dir, err := os.MkdirTemp(filepath.Dir(path), ".queuectl-sock-*")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	tmp := filepath.Join(dir, "s")
-	l, err := net.Listen("unix", tmp)
-	if err != nil {
-		return nil, err
-	}
-	l.(*net.UnixListener).SetUnlinkOnClose(false) // serve removes path itself when it stops
-	if err := os.Chmod(tmp, 0o600); err != nil {
-		l.Close()
-		return nil, err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		l.Close()
-		return nil, err
-	}
-	return l, nil
 }
 
 func newHTTPServer(h http.Handler) *http.Server {

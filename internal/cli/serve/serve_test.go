@@ -206,7 +206,7 @@ func TestTLSEndToEnd(t *testing.T) {
 		return nil
 	}))
 	require.Equal(t, []string{msgs[0].Queue}, queues)
-	e, err := adm.Tune(ctx, "EO_INBOUND_PARALLEL", "CENTRAL", 4)
+	e, err := adm.Tune(ctx, admin.TuneParams{Param: "EO_INBOUND_PARALLEL", Sub: "CENTRAL", Value: "4"})
 	require.NoError(t, err)
 	require.Equal(t, 4, e.Value)
 	var actors []string

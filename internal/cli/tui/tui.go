@@ -87,7 +87,8 @@ func Run(ctx context.Context, opts *Options) error {
 // nodeLabel names the node the TUI talks to: this process, or the server.
 func nodeLabel(c *config.Config, svc admin.Service) string {
 	if _, ok := svc.(*remote.Client); !ok {
-		return "embedded (this process)"
+		path, _ := cmdutil.StorePath(c)
+		return "embedded: the store " + path + " (or, while another process holds it, that process)"
 	}
 	server := c.ServerURL
 	if name := c.Context; server == "" && name != "" {

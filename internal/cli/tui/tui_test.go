@@ -63,5 +63,6 @@ func TestNeedsTerminal(t *testing.T) {
 
 func TestNodeLabel(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, "embedded (this process)", nodeLabel(&config.Config{}, nil))
+	require.Equal(t, "embedded: the store /var/lib/q.db (or, while another process holds it, that process)",
+		nodeLabel(&config.Config{DB: "/var/lib/q.db"}, nil))
 }

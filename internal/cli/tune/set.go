@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
 	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
-	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/output"
 )
 
@@ -36,15 +34,17 @@ func NewSetCmd(f *cmdutil.Factory, runF func(context.Context, *SetOptions) error
 		Short: "Set a tuning value (1-9999) for messages enqueued from now on",
 		Long: `Set a tuning value: how many parallel EO queues messages are spread over.
 VALUE is a whole number from 1 to 9999. An unknown parameter, a wrong
-subparameter or a value out of range is refused (exit 2) and nothing
-changes; the refusal is in the audit log.
+subparameter (a role, or a receiver configured under receivers:) or a value
+out of range is refused (exit 2) and nothing changes; the refusal is in the
+audit log.
 
 The new value applies to messages enqueued after it; existing queues drain
 as they are.`,
 		Example: `  queuectl tune set EO_INBOUND_PARALLEL --sub CENTRAL 8
   queuectl tune set EO_OUTBOUND_PARALLEL 4               # every receiver without its own value
   queuectl tune set EO_OUTBOUND_PARALLEL --sub WMS 16`,
-		Args: cmdutil.ExactArgs(2, "PARAM", "VALUE"),
+		Args:              cmdutil.ExactArgs(2, "PARAM", "VALUE"),
+		ValidArgsFunction: completeParam(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Param, opts.Value = args[0], args[1]
 			if runF != nil {
@@ -67,10 +67,12 @@ func NewUnsetCmd(f *cmdutil.Factory, runF func(context.Context, *SetOptions) err
 		Short: "Remove a tuning value: back to the default",
 		Long: `Remove a tuning value. An inbound value goes back to the default, 1; a
 receiver's outbound value goes back to EO_OUTBOUND_PARALLEL without --sub
-(the value for all receivers), and that one back to 1.`,
+(the value for all receivers), and that one back to 1. Unsetting a value that
+is not set changes nothing and exits 3, naming the values that are set.`,
 		Example: `  queuectl tune unset EO_OUTBOUND_PARALLEL --sub WMS
   queuectl tune unset EO_INBOUND_PARALLEL --sub CENTRAL`,
-		Args: cmdutil.ExactArgs(1, "PARAM"),
+		Args:              cmdutil.ExactArgs(1, "PARAM"),
+		ValidArgsFunction: completeParam(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Param = args[0]
 			if runF != nil {
@@ -85,15 +87,9 @@ receiver's outbound value goes back to EO_OUTBOUND_PARALLEL without --sub
 	return cmd
 }
 
-// RunSet sets or unsets the value and prints the entry now in force.
+// RunSet sets or unsets the value and prints the entry now in force. The
+// service checks the value, so that a refusal is audited as in remote mode.
 func RunSet(ctx context.Context, opts *SetOptions) error {
-	value := 0
-	if !opts.Unset {
-		var err error
-		if value, err = parseValue(opts.Value); err != nil {
-			return err
-		}
-	}
 	format, err := opts.Format()
 	if err != nil {
 		return err
@@ -102,7 +98,7 @@ func RunSet(ctx context.Context, opts *SetOptions) error {
 	if err != nil {
 		return err
 	}
-	e, err := svc.Tune(ctx, opts.Param, opts.Sub, value)
+	e, err := svc.Tune(ctx, admin.TuneParams{Param: opts.Param, Sub: opts.Sub, Value: opts.Value, Unset: opts.Unset})
 	if err != nil {
 		return err
 	}
@@ -113,20 +109,6 @@ func RunSet(ctx context.Context, opts *SetOptions) error {
 		opts.Hintf("the change applies to messages enqueued from now on; existing queues drain as they are")
 	}
 	return err
-}
-
-// parseValue checks VALUE before anything is opened: 0 would mean unset,
-// so it is refused with a pointer to `tune unset`.
-func parseValue(s string) (int, error) {
-	v, err := strconv.Atoi(s)
-	if err != nil {
-		return 0, domain.Invalidf("value %q is not a whole number from 1 to 9999; nothing was changed", s)
-	}
-	if v == 0 {
-		return 0, domain.WithHint(domain.ErrInvalid, "value 0 is out of range: values are 1 to 9999; nothing was changed",
-			"to go back to the default, use 'queuectl tune unset'")
-	}
-	return v, nil
 }
 
 func printChange(w io.Writer, opts *SetOptions, e *admin.TuningEntry) error {
@@ -144,4 +126,14 @@ func printChange(w io.Writer, opts *SetOptions, e *admin.TuningEntry) error {
 		_, err = fmt.Fprintf(w, "%s unset; back to the default = %d\n", name, e.Value)
 	}
 	return err
+}
+
+// completeParam completes the first argument, a tuning parameter.
+func completeParam(f *cmdutil.Factory) cmdutil.CompleteFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return f.CompleteNames(admin.NameParam)(cmd, args, toComplete)
+	}
 }

@@ -14,23 +14,6 @@ import (
 	"github.com/queuectl/queuectl/internal/output"
 )
 
-func TestParseValue(t *testing.T) {
-	t.Parallel()
-
-	for in, want := range map[string]int{"1": 1, "16": 16, "9999": 9999, "10000": 10000, "-3": -3} {
-		got, err := parseValue(in)
-		require.NoError(t, err, "%s: the range is the service's to check, so that the refusal is audited", in)
-		require.Equal(t, want, got)
-	}
-	for _, bad := range []string{"0", "four", "2.5", "", "1e3", "0x10"} {
-		_, err := parseValue(bad)
-		require.ErrorIs(t, err, domain.ErrInvalid, bad)
-		require.ErrorContains(t, err, "nothing was changed", bad)
-	}
-	_, err := parseValue("0")
-	require.Contains(t, domain.HintOf(err), "tune unset", "0 would mean unset: the hint says how")
-}
-
 func TestQueueCell(t *testing.T) {
 	t.Parallel()
 
@@ -45,18 +28,18 @@ func TestQueueCell(t *testing.T) {
 	require.Contains(t, cell, ",… (100 in all)")
 }
 
-// tuneAdmin records Tune's arguments.
+// tuneAdmin records what Tune was asked.
 type tuneAdmin struct {
 	admin.Service
-	called bool
-	param  string
-	sub    string
-	value  int
+	got admin.TuneParams
 }
 
-func (a *tuneAdmin) Tune(_ context.Context, param, sub string, value int) (*admin.TuningEntry, error) {
-	a.called, a.param, a.sub, a.value = true, param, sub, value
-	return &admin.TuningEntry{Param: param, Sub: sub, Value: max(value, 1), Set: value > 0, Queues: []string{}}, nil
+func (a *tuneAdmin) Tune(_ context.Context, p admin.TuneParams) (*admin.TuningEntry, error) {
+	a.got = p
+	if p.Value == "0" {
+		return nil, domain.Invalidf("value 0 is out of range")
+	}
+	return &admin.TuningEntry{Param: p.Param, Sub: p.Sub, Value: 16, Set: !p.Unset, Queues: []string{}}, nil
 }
 
 func TestRunSet(t *testing.T) {
@@ -73,15 +56,14 @@ func TestRunSet(t *testing.T) {
 	}
 	require.NoError(t, RunSet(context.Background(), opts))
 	require.Equal(t, "EO_OUTBOUND_PARALLEL --sub WMS = 16\n", out.String())
-	require.Equal(t, [3]any{"EO_OUTBOUND_PARALLEL", "WMS", 16}, [3]any{a.param, a.sub, a.value})
+	require.Equal(t, admin.TuneParams{Param: "EO_OUTBOUND_PARALLEL", Sub: "WMS", Value: "16"}, a.got)
 
-	a.called = false
 	opts.Value = "0"
 	require.ErrorIs(t, RunSet(context.Background(), opts), domain.ErrInvalid)
-	require.False(t, a.called, "0 is refused before the service is asked")
+	require.Equal(t, "0", a.got.Value, "the service checks the value (and audits its refusal), as in remote mode")
 
 	out.Reset()
 	opts.Unset, opts.Value = true, ""
 	require.NoError(t, RunSet(context.Background(), opts))
-	require.Zero(t, a.value, "unset is Tune with value 0")
+	require.True(t, a.got.Unset)
 }

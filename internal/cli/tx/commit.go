@@ -88,7 +88,7 @@ func RunAct(ctx context.Context, opts *ActOptions) error {
 		if err != nil {
 			return err
 		}
-		a.Select = []cmdutil.Selection{cmdutil.SelectMessages(f)}
+		a.Select = &admin.Selection{Messages: &f}
 	}
 	return cmdutil.RunBulk(ctx, a, &opts.BulkOptions)
 }

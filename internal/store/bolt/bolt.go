@@ -136,6 +136,17 @@ func (s *Store) View(ctx context.Context, fn func(store.Reader) error) error {
 // together. fn may therefore run more than once and must act only through
 // the Writer.
 func (s *Store) Update(ctx context.Context, fn func(store.Writer) error) error {
+	err := s.write(ctx, func(t *txn) error { return fn(t) })
+	if err == nil {
+		s.notify() // a send, an action or a started queue may have made messages ready
+	}
+	return err
+}
+
+// write runs fn in a read-write transaction of the group commit, with a txn
+// of its own whose changed queue records it writes back when fn is done. Like
+// Update's, fn may run more than once.
+func (s *Store) write(ctx context.Context, fn func(t *txn) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -147,17 +158,13 @@ func (s *Store) Update(ctx context.Context, fn func(store.Writer) error) error {
 	if s.readOnly {
 		return fmt.Errorf("the store %s is open read-only", s.path)
 	}
-	err := s.group.run(func(tx *bbolt.Tx) error {
+	return s.group.run(func(tx *bbolt.Tx) error {
 		t := &txn{tx: tx, clock: s.clock}
 		if err := fn(t); err != nil {
 			return err
 		}
 		return t.flush()
 	})
-	if err == nil {
-		s.notify()
-	}
-	return err
 }
 
 // Commits returns how many write transactions were committed since Open,

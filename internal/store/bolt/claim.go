@@ -19,7 +19,7 @@ import (
 func (s *Store) Claim(ctx context.Context, p store.ClaimParams) (*store.ClaimResult, error) {
 	var out *store.ClaimResult
 	var next turns
-	err := s.engineUpdate(ctx, func(t *txn) error {
+	err := s.write(ctx, func(t *txn) error {
 		if err := t.fenced(p.Node); err != nil {
 			return err
 		}

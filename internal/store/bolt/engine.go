@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	bbolt "go.etcd.io/bbolt"
 
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/store"
@@ -39,34 +38,11 @@ func (s *Store) notify() {
 	}
 }
 
-// engineUpdate runs fn in a read-write transaction of the group commit;
-// like Update, fn may run more than once.
-func (s *Store) engineUpdate(ctx context.Context, fn func(t *txn) error) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return s.errClosed()
-	}
-	if s.readOnly {
-		return fmt.Errorf("the store %s is open read-only", s.path)
-	}
-	return s.group.run(func(tx *bbolt.Tx) error {
-		t := &txn{tx: tx, clock: s.clock}
-		if err := fn(t); err != nil {
-			return err
-		}
-		return t.flush()
-	})
-}
-
 // Join starts a new epoch for node p.ID and lists the incarnations that
 // left messages DLNG.
 func (s *Store) Join(ctx context.Context, p store.JoinParams) (*store.Joined, error) {
 	var out *store.Joined
-	err := s.engineUpdate(ctx, func(t *txn) error {
+	err := s.write(ctx, func(t *txn) error {
 		epoch := t.epoch() + 1
 		if err := t.bucket(bucketMeta).Put([]byte(keyEpoch), binary.BigEndian.AppendUint64(nil, epoch)); err != nil {
 			return fmt.Errorf("join: store the epoch: %w", err)
@@ -118,7 +94,7 @@ func (s *Store) Leave(ctx context.Context, n store.Node) error {
 // Recover runs crash recovery for one dead incarnation (§4).
 func (s *Store) Recover(ctx context.Context, p store.RecoverParams) (*store.RecoverResult, error) {
 	var out *store.RecoverResult
-	err := s.engineUpdate(ctx, func(t *txn) error {
+	err := s.write(ctx, func(t *txn) error {
 		if err := t.fenced(p.Node); err != nil {
 			return err
 		}

@@ -315,19 +315,6 @@ func (t *txn) putMessage(key uuid.UUID, m *domain.Message, shared bool) error {
 	return nil
 }
 
-// appendHistory adds h after the message's last history entry.
-func (t *txn) appendHistory(key uuid.UUID, h domain.HistoryEntry) error {
-	b := t.bucket(bucketHistory)
-	v, err := appendHistoryEntry(bytes.Clone(b.Get(key[:])), h)
-	if err != nil {
-		return fmt.Errorf("message %s: encode history: %w", key, err)
-	}
-	if err := b.Put(key[:], v); err != nil {
-		return fmt.Errorf("message %s: store history: %w", key, err)
-	}
-	return nil
-}
-
 // open reports whether a message in status s still takes part in its
 // queue's delivery: it is in the queue_open index.
 func open(s domain.Status) bool {

@@ -17,6 +17,23 @@ import (
 	"github.com/queuectl/queuectl/internal/domain"
 )
 
+// ErrLocked marks a store that another process holds: bbolt's lock on the
+// file did not come free within the open's timeout. Such an error is also
+// of kind domain.ErrUnavailable.
+var ErrLocked = errors.New("the store is locked by another process")
+
+// lockedError is a store found locked, with what to do about it.
+type lockedError struct{ path string }
+
+func (e *lockedError) Error() string {
+	return fmt.Sprintf("the store %s is in use by another process", e.path)
+}
+
+// Hint tells the user what to do about a locked store.
+func (e *lockedError) Hint() string { return inUseHint }
+
+func (e *lockedError) Unwrap() []error { return []error{domain.ErrUnavailable, ErrLocked} }
+
 // ErrNotStore marks a file that exists but is not a queuectl store: another
 // program's bbolt file, a damaged or truncated store, or no bbolt file at all.
 var ErrNotStore = errors.New("not a queuectl store")
@@ -117,8 +134,7 @@ func openBolt(path string, timeout time.Duration, readOnly, noSync bool) (db *bb
 	case err == nil:
 		return db, nil
 	case errors.Is(err, berrors.ErrTimeout):
-		return nil, domain.WithHint(domain.ErrUnavailable,
-			fmt.Sprintf("the store %s is in use by another process", path), inUseHint)
+		return nil, &lockedError{path: path}
 	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum),
 		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return nil, notStore(path, "it is not a bbolt database or its header is damaged (%v)", err)

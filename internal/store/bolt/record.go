@@ -14,7 +14,7 @@ import (
 func (s *Store) Record(ctx context.Context, p store.RecordParams) (*store.RecordResult, error) {
 	var out *store.RecordResult
 	var next turns
-	err := s.engineUpdate(ctx, func(t *txn) error {
+	err := s.write(ctx, func(t *txn) error {
 		if err := t.fenced(p.Node); err != nil {
 			return err
 		}

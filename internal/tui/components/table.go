@@ -11,9 +11,10 @@ import (
 	"github.com/queuectl/queuectl/internal/output"
 )
 
-// Column is one column of a table. Width is what it wants; the last column
-// takes what is left of the terminal's width. On a narrow terminal the
-// columns with the highest Drop are left out first (0: never).
+// Column is one column of a table. Width is the most it takes: less when
+// its title and the values on screen are narrower; the last column takes
+// what is left of the terminal's width. On a narrow terminal the columns
+// with the highest Drop are left out first (0: never).
 type Column struct {
 	Title string
 	Width int
@@ -95,18 +96,49 @@ func (t Table) View(width, height int, st TableStyles) string {
 	return b.String()
 }
 
-// fit gives each column its wanted width, leaving out the droppable
-// columns while they do not fit, then shrinking from the right; the last
-// column takes the rest. A width of 0 leaves the column out.
+// gap is the space between two columns.
+const gap = 2
+
+// lastMin is the room the last column (an error text, as a rule, which the
+// line under the table shows in full) keeps: droppable columns go before it
+// gets less.
+const lastMin = 16
+
+// fit gives each column the width its title and values need, up to its
+// Width; leaves out the droppable columns, highest Drop first, while the
+// last column would get less than lastMin; and gives the last column what
+// is left. On a terminal too narrow even so, columns shrink from the right.
+// A width of 0 leaves the column out.
 func (t Table) fit(width int) []int {
-	w := make([]int, len(t.Columns))
-	used := 0
-	for i, c := range t.Columns {
-		w[i] = max(c.Width, ansi.StringWidth(c.Title)+2)
-		used += w[i] + 1
+	n := len(t.Columns)
+	if n == 0 {
+		return nil
 	}
-	const lastMin = 12
-	for used+lastMin > width {
+	w := make([]int, n)
+	for i, c := range t.Columns {
+		content := 0
+		for _, r := range t.Rows {
+			if i < len(r) {
+				content = max(content, ansi.StringWidth(r[i]))
+			}
+		}
+		title := ansi.StringWidth(c.Title)
+		if i == t.SortCol {
+			title++ // the arrow
+		}
+		w[i] = max(title, min(c.Width, content))
+	}
+	last := n - 1
+	before := func() int { // the width of every column but the last, with gaps
+		u := 0
+		for _, x := range w[:last] {
+			if x > 0 {
+				u += x + gap
+			}
+		}
+		return u
+	}
+	for before()+min(w[last], lastMin) > width {
 		drop := -1
 		for i, c := range t.Columns {
 			if w[i] > 0 && c.Drop > 0 && (drop < 0 || c.Drop > t.Columns[drop].Drop) {
@@ -116,21 +148,14 @@ func (t Table) fit(width int) []int {
 		if drop < 0 {
 			break
 		}
-		used -= w[drop] + 1
 		w[drop] = 0
 	}
-	for i := len(w) - 1; i >= 0 && used > width; i-- {
+	w[last] = max(width-before(), 4)
+	used := before() + w[last]
+	for i := last - 1; i >= 0 && used > width; i-- {
 		cut := min(used-width, w[i]-min(w[i], 4))
 		w[i] -= cut
 		used -= cut
-	}
-	for i := len(w) - 1; i >= 0; i-- {
-		if w[i] > 0 {
-			if used < width {
-				w[i] += width - used
-			}
-			break
-		}
 	}
 	return w
 }
@@ -146,7 +171,7 @@ func cells(prefix string, values []string, widths []int) string {
 		v = ansi.Truncate(output.Escape(v), w, "…")
 		b.WriteString(v)
 		if i < len(widths)-1 {
-			b.WriteString(strings.Repeat(" ", w-ansi.StringWidth(v)+1))
+			b.WriteString(strings.Repeat(" ", w-ansi.StringWidth(v)+gap))
 		}
 	}
 	return strings.TrimRight(b.String(), " ")
