@@ -60,6 +60,7 @@ func ScriptParams(t *testing.T) testscript.Params {
 			"envsubst":   cmdEnvSubst,
 			"waitfile":   cmdWaitFile,
 			"pgstore":    cmdPGStore,
+			"checkback":  cmdCheckBack,
 		},
 	}
 }

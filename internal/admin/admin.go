@@ -82,8 +82,11 @@ type MessageFilter struct {
 	OlderThan   time.Time
 	NewerThan   time.Time
 	Blacklisted *bool
-	After       string
-	Limit       int
+	// Stuck, when set, selects the stuck transactions (PEND messages the
+	// check-back gave up on, §9), or the messages that are not.
+	Stuck *bool
+	After string
+	Limit int
 }
 
 // NameKind is a kind of name an operator types.

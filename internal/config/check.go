@@ -114,6 +114,7 @@ func (c *Config) ranges() []rangeCheck {
 		positive("tx.check_after", c.Tx.CheckAfter),
 		positive("tx.check_interval", c.Tx.CheckInterval),
 		{c.Tx.MaxChecks >= 1, fmt.Sprintf("tx.max_checks %d must be at least 1", c.Tx.MaxChecks)},
+		positive("tx.check_timeout", c.Tx.CheckTimeout),
 		positive("cluster.heartbeat", c.Cluster.Heartbeat),
 		{c.Cluster.LeaseTTL > c.Cluster.Heartbeat,
 			fmt.Sprintf("cluster.lease_ttl %s must be longer than cluster.heartbeat (%s)", c.Cluster.LeaseTTL, c.Cluster.Heartbeat)},

@@ -102,6 +102,10 @@ type Tx struct {
 	CheckAfter    time.Duration `mapstructure:"check_after" yaml:"check_after"`
 	CheckInterval time.Duration `mapstructure:"check_interval" yaml:"check_interval"`
 	MaxChecks     int           `mapstructure:"max_checks" yaml:"max_checks"`
+	// CheckTimeout bounds one check: a producer that does not answer
+	// within it (or within CheckInterval, if that is shorter, so that a
+	// check never overlaps the next) counts as unanswered.
+	CheckTimeout time.Duration `mapstructure:"check_timeout" yaml:"check_timeout"`
 }
 
 // Server configures `queuectl serve` (§6).

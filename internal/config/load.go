@@ -55,6 +55,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("tx.check_after", "30s")
 	v.SetDefault("tx.check_interval", "30s")
 	v.SetDefault("tx.max_checks", 10)
+	v.SetDefault("tx.check_timeout", "10s")
 	v.SetDefault("server.listen", "")
 	v.SetDefault("server.tls_cert", "")
 	v.SetDefault("server.tls_key", "")

@@ -110,7 +110,7 @@ func TestLoadDefaults(t *testing.T) {
 			Retention:       config.Retention{Delivered: 24 * time.Hour, Failed: 720 * time.Hour, Audit: 2160 * time.Hour},
 			ShutdownTimeout: 30 * time.Second,
 		},
-		Tx:      config.Tx{CheckAfter: 30 * time.Second, CheckInterval: 30 * time.Second, MaxChecks: 10},
+		Tx:      config.Tx{CheckAfter: 30 * time.Second, CheckInterval: 30 * time.Second, MaxChecks: 10, CheckTimeout: 10 * time.Second},
 		Cluster: config.Cluster{Heartbeat: time.Second, LeaseTTL: 10 * time.Second},
 	}
 	got := *c
@@ -466,6 +466,7 @@ func TestLoadChecksRoutesAndRanges(t *testing.T) {
 		{"zero payload", "engine: {max_payload: 0}\n", "engine.max_payload 0 must be at least 1 byte"},
 		{"lease below heartbeat", "cluster: {heartbeat: 10s, lease_ttl: 5s}\n", "cluster.lease_ttl 5s must be longer than cluster.heartbeat (10s)"},
 		{"max checks", "tx: {max_checks: 0}\n", "tx.max_checks 0 must be at least 1"},
+		{"zero check timeout", "tx: {check_timeout: 0s}\n", "tx.check_timeout 0s must be more than 0"},
 		{"http url", "receivers: {WMS: {type: http, urls: ['127.0.0.1:9000/in']}}\n", `receivers.WMS.urls[0] "127.0.0.1:9000/in" is not an http:// or https:// URL`},
 		{"check url", "senders: {ERP: {check_url: 'ftp://x/y'}}\n", `senders.ERP.check_url "ftp://x/y" is not an http:// or https:// URL`},
 		{"receiver timeout", "receivers: {WMS: {type: discard, timeout: -1s}}\n", "receivers.WMS.timeout -1s must not be negative"},

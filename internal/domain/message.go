@@ -34,6 +34,15 @@ type Message struct {
 	UpdatedAt     time.Time         `json:"updated_at" yaml:"updated_at"`
 	NextAttemptAt *time.Time        `json:"next_attempt_at,omitempty" yaml:"next_attempt_at,omitempty"`
 	Node          string            `json:"node,omitempty" yaml:"node,omitempty"`
+	// Checks, LastCheckAt, LastAnswer and Stuck are the check-back of a
+	// prepared (PEND) message (§9): how often the engine asked its producer
+	// about it, when it last did, what the producer answered — or why there
+	// was no answer — and whether the engine gave up asking, leaving the
+	// message to an operator. A committed message keeps its count.
+	Checks      int        `json:"checks,omitempty" yaml:"checks,omitempty"`
+	LastCheckAt *time.Time `json:"last_check_at,omitempty" yaml:"last_check_at,omitempty"`
+	LastAnswer  string     `json:"last_answer,omitempty" yaml:"last_answer,omitempty"`
+	Stuck       bool       `json:"stuck,omitempty" yaml:"stuck,omitempty"`
 	// Incarnation is, while the message is DLNG, the incarnation of Node that
 	// claimed it: crash recovery of one dead incarnation touches only its
 	// own messages (store.EngineStore).
@@ -77,6 +86,10 @@ func (m *Message) Clone() *Message {
 	if m.NextAttemptAt != nil {
 		t := *m.NextAttemptAt
 		c.NextAttemptAt = &t
+	}
+	if m.LastCheckAt != nil {
+		t := *m.LastCheckAt
+		c.LastCheckAt = &t
 	}
 	c.History = slices.Clone(m.History)
 	return &c

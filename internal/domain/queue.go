@@ -56,7 +56,11 @@ type Queue struct {
 	State  QueueState       `json:"state" yaml:"state"`
 	Depth  int64            `json:"depth" yaml:"depth"`
 	Counts map[Status]int64 `json:"counts" yaml:"counts"`
-	Head   *QueueHead       `json:"head" yaml:"head"`
+	// Stuck counts the PEND messages of the queue whose producer the
+	// check-back gave up on (§9): they wait for an operator. Like the
+	// counts, it is left out at zero.
+	Stuck int64      `json:"stuck,omitempty" yaml:"stuck,omitempty"`
+	Head  *QueueHead `json:"head" yaml:"head"`
 	// BlockedSince is when the head became NDLV, for a BLOCKED queue.
 	BlockedSince *time.Time `json:"blocked_since,omitempty" yaml:"blocked_since,omitempty"`
 	OldestAt     *time.Time `json:"oldest_at" yaml:"oldest_at"`

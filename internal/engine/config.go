@@ -31,6 +31,21 @@ type Config struct {
 	// LeaseTTL how long a silent node keeps its queues (§11).
 	Heartbeat time.Duration
 	LeaseTTL  time.Duration
+	// Tx is the check-back of transactional sends (§9).
+	Tx Tx
+}
+
+// Tx is how the engine checks back with the producers of prepared
+// messages (§9): tx and senders.<name>.check_url in the configuration.
+type Tx struct {
+	// After, Interval, MaxChecks and Timeout are tx.check_after,
+	// tx.check_interval, tx.max_checks and tx.check_timeout.
+	After     time.Duration
+	Interval  time.Duration
+	MaxChecks int
+	Timeout   time.Duration
+	// CheckURLs are the senders' check_url, by sender.
+	CheckURLs map[string]string
 }
 
 // Retry is the retry policy for transient errors.
@@ -71,7 +86,20 @@ func ConfigOf(c *config.Config) (Config, error) {
 		Routes:          rulesOf(c.Routes),
 		Heartbeat:       c.Cluster.Heartbeat,
 		LeaseTTL:        c.Cluster.LeaseTTL,
+		Tx:              txOf(c),
 	}, nil
+}
+
+// txOf takes the check-back's part of the configuration.
+func txOf(c *config.Config) Tx {
+	urls := make(map[string]string, len(c.Senders))
+	for name, s := range c.Senders {
+		if s.CheckURL != "" {
+			urls[name] = s.CheckURL
+		}
+	}
+	return Tx{After: c.Tx.CheckAfter, Interval: c.Tx.CheckInterval, MaxChecks: c.Tx.MaxChecks,
+		Timeout: c.Tx.CheckTimeout, CheckURLs: urls}
 }
 
 // rulesOf turns the configured routes into routing rules.
@@ -99,6 +127,18 @@ func (c *Config) check() error {
 	}
 	if c.LeaseTTL <= 0 {
 		c.LeaseTTL = 10 * time.Second
+	}
+	if c.Tx.After <= 0 {
+		c.Tx.After = 30 * time.Second
+	}
+	if c.Tx.Interval <= 0 {
+		c.Tx.Interval = 30 * time.Second
+	}
+	if c.Tx.MaxChecks < 1 {
+		c.Tx.MaxChecks = 10
+	}
+	if c.Tx.Timeout <= 0 {
+		c.Tx.Timeout = 10 * time.Second
 	}
 	if c.Blacklisting.Enabled && c.Blacklisting.Crashes < 1 {
 		return fmt.Errorf("engine: blacklisting needs crashes ≥ 1, not %d", c.Blacklisting.Crashes)

@@ -2,7 +2,9 @@
 // ready messages from the store in batches, routes inbound messages to their
 // receivers, delivers outbound messages concurrently, records the outcomes
 // in batches, retries transient errors, blocks queues behind failed heads,
-// recovers from crashes with blacklisting, and purges old final messages.
+// recovers from crashes with blacklisting, purges old final messages, and
+// checks back with the producers of prepared messages that were neither
+// committed nor rolled back (§9).
 //
 // The engine talks to the store through store.EngineStore: one transaction
 // claims many ready messages (each DLNG, durably, before its receiver is
@@ -15,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -66,6 +69,11 @@ const (
 	EventRecovered   EventKind = "recovered"   // crash recovery at start finished: the engine delivers
 	EventHandedBack  EventKind = "handed_back" // returned to TBDL at shutdown
 	EventIdle        EventKind = "idle"        // nothing in flight and nothing ready
+	// The check-back of transactional sends (§9), once its outcome is stored.
+	EventCheckCommitted  EventKind = "check_committed"   // the producer answered commit: PEND→TBDL (or HOLD)
+	EventCheckRolledBack EventKind = "check_rolled_back" // the producer answered rollback: deleted
+	EventCheckUnanswered EventKind = "check_unanswered"  // no answer, or unknown: still PEND
+	EventStuck           EventKind = "stuck"             // unanswered tx.max_checks times: stuck, for an operator
 )
 
 // Event is one thing the engine did.
@@ -87,8 +95,9 @@ type Engine struct {
 	receivers map[string]receiver.Receiver
 	observe   func(Event)
 	clock     func() time.Time
-	// poke wakes the claim loop (Notify).
-	poke chan struct{}
+	// poke wakes the claim loop and checkPoke the checker (Notify).
+	poke      chan struct{}
+	checkPoke chan struct{}
 
 	// inFlight is how many messages the node has DLNG, for heartbeats.
 	inFlight atomic.Int64
@@ -108,6 +117,7 @@ func New(opts Options) (*Engine, error) {
 	e := &Engine{
 		st: opts.Store, cfg: opts.Config, node: opts.Config.NodeID, log: opts.Logger,
 		receivers: opts.Receivers, observe: opts.Observe, clock: opts.Clock, poke: make(chan struct{}, 1),
+		checkPoke: make(chan struct{}, 1),
 	}
 	if e.clock == nil {
 		e.clock = time.Now
@@ -133,11 +143,27 @@ func New(opts Options) (*Engine, error) {
 // NodeID returns the name this engine runs under.
 func (e *Engine) NodeID() string { return e.node }
 
-// Notify wakes the engine to claim again, e.g. after a clock moved.
+// Notify wakes the engine to claim again — deliveries and check-backs —
+// e.g. after a clock moved.
 func (e *Engine) Notify() {
-	select {
-	case e.poke <- struct{}{}:
-	default:
+	for _, c := range []chan struct{}{e.poke, e.checkPoke} {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// checker is the engine's check-back service for node (§9).
+func (e *Engine) checker(node store.Node) *checker {
+	return &checker{
+		st: e.st, node: node, cfg: e.cfg.Tx, client: &http.Client{}, log: e.log, emit: e.emit, poke: e.checkPoke,
+		committed: func() {
+			select {
+			case e.poke <- struct{}{}:
+			default:
+			}
+		},
 	}
 }
 
@@ -174,6 +200,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	failed := make(chan error, 1)
 	var wg sync.WaitGroup
 	wg.Go(func() { e.retentionLoop(services) })
+	wg.Go(func() { e.checker(node).run(services) })
 	wg.Go(func() {
 		if err := e.heartbeatLoop(services, node); err != nil {
 			failed <- err

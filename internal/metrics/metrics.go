@@ -1,8 +1,9 @@
 // Package metrics serves queuectl's Prometheus metrics (§6, /metrics). What
-// the store knows — queue depth per status, the blacklisted total — is read
-// on each scrape, at O(queues) cost from the per-queue counters; what only
-// the engine sees — deliveries, errors and their latency per receiver, crash
-// recoveries — is counted from its events as they happen.
+// the store knows — queue depth per status, the blacklisted total, the
+// stuck transactions — is read on each scrape, at O(queues) cost from the
+// per-queue counters; what only the engine sees — deliveries, errors and
+// their latency per receiver, crash recoveries, check-backs — is counted
+// from its events as they happen.
 package metrics
 
 import (
@@ -58,6 +59,14 @@ const (
 	RecoveryBlacklisted = "blacklisted"
 )
 
+// Results of a check-back with a producer (queuectl_tx_checks_total's
+// result, §9).
+const (
+	CheckCommit     = "commit"
+	CheckRollback   = "rollback"
+	CheckUnanswered = "unanswered"
+)
+
 // durationBuckets span a fast local receiver to one at its 30s default
 // timeout and beyond.
 var durationBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
@@ -70,12 +79,14 @@ type Collector struct {
 	queueMessages *prometheus.Desc
 	queueState    *prometheus.Desc
 	blacklisted   *prometheus.Desc
+	stuck         *prometheus.Desc
 	nodeUp        *prometheus.Desc
 
 	deliveries *prometheus.CounterVec
 	errors     *prometheus.CounterVec
 	duration   *prometheus.HistogramVec
 	recoveries *prometheus.CounterVec
+	checks     *prometheus.CounterVec
 
 	registry *prometheus.Registry
 }
@@ -100,6 +111,8 @@ func New(opts Options) *Collector {
 			[]string{"queue", "qos", "stage", "state"}, nil),
 		blacklisted: prometheus.NewDesc("queuectl_blacklisted_messages",
 			"Messages NDLV on the blacklist: a node died delivering each of them engine.blacklisting.crashes times.", nil, nil),
+		stuck: prometheus.NewDesc("queuectl_tx_stuck_messages",
+			"Prepared (PEND) messages of transactional sends that the check-back gave up on: an operator must commit or roll them back.", nil, nil),
 		nodeUp: prometheus.NewDesc("queuectl_node_up",
 			"1 while this node's engine delivers, 0 while it starts (crash recovery) or stops.", []string{"node"}, nil),
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -119,6 +132,10 @@ func New(opts Options) *Collector {
 			Name: "queuectl_crash_recoveries_total",
 			Help: "Messages that crash recovery found DLNG on a dead node, by result: requeued (a blacklist candidate) or blacklisted.",
 		}, []string{"result"}),
+		checks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "queuectl_tx_checks_total",
+			Help: "Check-backs with the producers of prepared messages, by result: commit, rollback, or unanswered (unknown, an error, a timeout; the last before stuck included).",
+		}, []string{"result"}),
 	}
 	for _, r := range opts.Receivers {
 		for _, res := range []string{ResultDelivered, ResultTransient, ResultPermanent} {
@@ -128,6 +145,9 @@ func New(opts Options) *Collector {
 	}
 	for _, res := range []string{RecoveryRequeued, RecoveryBlacklisted} {
 		c.recoveries.WithLabelValues(res)
+	}
+	for _, res := range []string{CheckCommit, CheckRollback, CheckUnanswered} {
+		c.checks.WithLabelValues(res)
 	}
 	c.registry = prometheus.NewRegistry()
 	c.registry.MustRegister(c,
@@ -171,6 +191,12 @@ func (c *Collector) Observe(ev engine.Event) {
 		if m != nil && m.Stage == domain.Outbound {
 			c.errors.WithLabelValues(m.Receiver, string(domain.ErrorCrash)).Inc()
 		}
+	case engine.EventCheckCommitted:
+		c.checks.WithLabelValues(CheckCommit).Inc()
+	case engine.EventCheckRolledBack:
+		c.checks.WithLabelValues(CheckRollback).Inc()
+	case engine.EventCheckUnanswered, engine.EventStuck:
+		c.checks.WithLabelValues(CheckUnanswered).Inc()
 	}
 }
 
@@ -179,11 +205,13 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.queueMessages
 	ch <- c.queueState
 	ch <- c.blacklisted
+	ch <- c.stuck
 	ch <- c.nodeUp
 	c.deliveries.Describe(ch)
 	c.errors.Describe(ch)
 	c.duration.Describe(ch)
 	c.recoveries.Describe(ch)
+	c.checks.Describe(ch)
 }
 
 // Collect reads the store's gauges and sends them with the counters.
@@ -197,6 +225,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.errors.Collect(ch)
 	c.duration.Collect(ch)
 	c.recoveries.Collect(ch)
+	c.checks.Collect(ch)
 
 	ctx, cancel := context.WithTimeout(context.Background(), c.opts.ScrapeTimeout)
 	defer cancel()
@@ -206,9 +235,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 
 // collectQueues sends every status and every state of every queue, zeros
 // too, so that a series does not vanish when its queue drains or changes
-// state.
+// state, and the stuck transactions of all queues.
 func (c *Collector) collectQueues(ctx context.Context, ch chan<- prometheus.Metric) {
+	var stuck int64
 	err := c.opts.Source.Queues(ctx, admin.QueueFilter{}, func(q *domain.Queue) error {
+		stuck += q.Stuck
 		for _, st := range domain.Statuses {
 			ch <- prometheus.MustNewConstMetric(c.queueMessages, prometheus.GaugeValue, float64(q.Counts[st]),
 				q.Name, string(q.QoS), string(q.Stage), string(st))
@@ -225,7 +256,10 @@ func (c *Collector) collectQueues(ctx context.Context, ch chan<- prometheus.Metr
 	})
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(c.queueMessages, err)
+		ch <- prometheus.NewInvalidMetric(c.stuck, err)
+		return
 	}
+	ch <- prometheus.MustNewConstMetric(c.stuck, prometheus.GaugeValue, float64(stuck))
 }
 
 // collectBlacklisted counts the blacklisted messages through the NDLV

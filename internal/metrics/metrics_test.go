@@ -46,6 +46,7 @@ type testBundle struct {
 
 	mu       sync.Mutex
 	outcomes int // delivered, waiting and failed events
+	checks   int // check-back events
 	idle     bool
 	changed  chan struct{}
 
@@ -119,6 +120,8 @@ func (b *testBundle) observe(ev engine.Event) {
 		b.running = true
 	case engine.EventDelivered, engine.EventWaiting, engine.EventFailed:
 		b.outcomes++
+	case engine.EventCheckCommitted, engine.EventCheckRolledBack, engine.EventCheckUnanswered, engine.EventStuck:
+		b.checks++
 	}
 	b.idle = ev.Kind == engine.EventIdle
 	b.mu.Unlock()

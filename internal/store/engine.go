@@ -21,6 +21,9 @@ import (
 // had when it was claimed. A node that lost a queue's lease — paused,
 // partitioned, declared dead and recovered — therefore changes nothing.
 type EngineStore interface {
+	// CheckStore claims and records the check-backs of transactional
+	// sends (§9), on the same leases as delivery.
+	CheckStore
 	// Now returns the store's clock: on PostgreSQL the database clock, so
 	// that the nodes of a cluster agree on what is due and what has expired.
 	Now(ctx context.Context) (time.Time, error)

@@ -42,6 +42,9 @@ func (f *MessageFilter) Match(m *domain.Message) bool {
 	if f.Blacklisted != nil && m.Blacklisted != *f.Blacklisted {
 		return false
 	}
+	if f.Stuck != nil && domain.CountsStuck(m) != *f.Stuck {
+		return false
+	}
 	return true
 }
 

@@ -139,6 +139,9 @@ type QueueRecord struct {
 	// (domain.PassedOver: EO messages NDLV by a permanent error or by
 	// blacklisting); they are part of Counts[NDLV] but hold nothing up.
 	PassedOver int64
+	// Stuck counts the PEND messages the check-back gave up on
+	// (domain.CountsStuck); they are part of Counts[PEND].
+	Stuck int64
 	// LastSeq is the last seq assigned in this queue.
 	LastSeq   uint64
 	CreatedAt time.Time
@@ -159,6 +162,9 @@ type MessageFilter struct {
 	CreatedAfter  time.Time
 	// Blacklisted, when set, matches only messages with that blacklisted flag.
 	Blacklisted *bool
+	// Stuck, when set, matches only messages that are (or are not) stuck
+	// transactions (domain.CountsStuck).
+	Stuck *bool
 	// After is the id cursor: only messages with a greater id are returned.
 	After string
 	// Limit stops after that many messages; 0 is no limit.

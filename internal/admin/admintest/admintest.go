@@ -65,6 +65,7 @@ func Run(t *testing.T, newService NewService) {
 		{"ActResendFail", testActResendFail},
 		{"ActBlacklist", testActBlacklist},
 		{"ActTx", testActTx},
+		{"TxStuck", testTxStuck},
 		{"ActQueues", testActQueues},
 		{"ActDryRun", testActDryRun},
 		{"ActRefused", testActRefused},

@@ -26,8 +26,10 @@ type messageAction struct {
 	blacklisted bool
 	// update changes fields besides the status.
 	update func(m *domain.Message, p admin.ActParams, actor string)
-	// remove deletes the message instead (transactional rollback).
-	remove bool
+	// end, if set, applies the action instead of a transition: a
+	// transactional send's commit or rollback, by the rules the engine's
+	// check-back follows too.
+	end func(w store.Writer, id string, h domain.HistoryEntry) error
 	// verb is the `message` command that does the same for messages that
 	// are not blacklisted; a skip reason points to it.
 	verb string
@@ -59,9 +61,17 @@ var messageActions = map[admin.Action]messageAction{
 	},
 	admin.ActCommit: {
 		from: []domain.Status{domain.StatusPEND}, to: domain.StatusTBDL, verb: "commit",
+		end: func(w store.Writer, id string, h domain.HistoryEntry) error {
+			_, err := store.CommitPrepared(w, id, h, nil)
+			return err
+		},
 	},
 	admin.ActRollback: {
-		from: []domain.Status{domain.StatusPEND}, remove: true, verb: "roll back",
+		from: []domain.Status{domain.StatusPEND}, verb: "roll back",
+		end: func(w store.Writer, id string, _ domain.HistoryEntry) error {
+			_, err := store.RollbackPrepared(w, id)
+			return err
+		},
 	},
 }
 
@@ -220,8 +230,8 @@ func (s *Service) actOne(w store.Writer, p admin.ActParams, target string, br *a
 		reason += ": " + p.Reason
 	}
 	h := domain.HistoryEntry{At: now, Actor: s.opts.Actor, Reason: reason}
-	if a.remove {
-		if err := w.Delete(m.ID); err != nil {
+	if a.end != nil {
+		if err := a.end(w, m.ID, h); err != nil {
 			return "", err
 		}
 	} else {

@@ -101,7 +101,7 @@ func summarise(r store.Reader, rec *store.QueueRecord) (*domain.Queue, error) {
 	}
 	q := &domain.Queue{
 		Name: rec.Name, QoS: rec.QoS, Stage: rec.Stage, Receiver: rec.Receiver,
-		Counts: counts, Depth: domain.Depth(counts), Stopped: rec.Stopped,
+		Counts: counts, Depth: domain.Depth(counts), Stopped: rec.Stopped, Stuck: rec.Stuck,
 	}
 	var head *domain.Message
 	if q.Depth > rec.PassedOver {
@@ -167,7 +167,7 @@ func (s *Service) Messages(ctx context.Context, f admin.MessageFilter, fn func(*
 	sf := store.MessageFilter{
 		Statuses: f.Statuses, Queues: f.Queues, Receivers: f.Receivers, Senders: f.Senders,
 		AppQueues: f.AppQueues, ErrorText: f.ErrorText, CreatedBefore: f.OlderThan,
-		CreatedAfter: f.NewerThan, Blacklisted: f.Blacklisted, After: f.After, Limit: f.Limit,
+		CreatedAfter: f.NewerThan, Blacklisted: f.Blacklisted, Stuck: f.Stuck, After: f.After, Limit: f.Limit,
 	}
 	return s.view(ctx, func(r store.Reader) error {
 		return r.Messages(sf, func(m *domain.Message) error {

@@ -208,6 +208,9 @@ func MessageQuery(f admin.MessageFilter) url.Values {
 	if f.Blacklisted != nil {
 		q.Set("blacklisted", strconv.FormatBool(*f.Blacklisted))
 	}
+	if f.Stuck != nil {
+		q.Set("stuck", strconv.FormatBool(*f.Stuck))
+	}
 	setStr(q, "after", f.After)
 	return q
 }
@@ -235,6 +238,13 @@ func ParseMessageQuery(q url.Values) (admin.MessageFilter, error) {
 			return f, domain.Invalidf("blacklisted %q must be true or false", v)
 		}
 		f.Blacklisted = &b
+	}
+	if v := q.Get("stuck"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return f, domain.Invalidf("stuck %q must be true or false", v)
+		}
+		f.Stuck = &b
 	}
 	return f, nil
 }

@@ -93,7 +93,10 @@ type checkReport struct {
 	File      string   `json:"file" yaml:"file"`
 	Receivers []string `json:"receivers" yaml:"receivers"`
 	Routes    int      `json:"routes" yaml:"routes"`
-	Problems  []string `json:"problems" yaml:"problems"`
+	// Senders are the senders with a check_url: those the engine checks
+	// back with about their prepared messages (§9).
+	Senders  []string `json:"senders" yaml:"senders"`
+	Problems []string `json:"problems" yaml:"problems"`
 }
 
 func newCheckCmd(f *cmdutil.Factory) *cobra.Command {
@@ -123,11 +126,16 @@ Every command refuses a configuration with a problem, naming the first one;
 			if err != nil || format == output.IDs {
 				format = output.Table
 			}
-			r := checkReport{OK: cerr == nil, Receivers: []string{}, Problems: []string{}}
+			r := checkReport{OK: cerr == nil, Receivers: []string{}, Senders: []string{}, Problems: []string{}}
 			if c != nil {
 				r.File = c.File
 				r.Receivers = slices.Sorted(maps.Keys(c.Receivers))
 				r.Routes = len(c.Routes)
+				for _, name := range slices.Sorted(maps.Keys(c.Senders)) {
+					if c.Senders[name].CheckURL != "" {
+						r.Senders = append(r.Senders, name)
+					}
+				}
 			}
 			var ps config.Problems
 			switch {
@@ -147,8 +155,12 @@ Every command refuses a configuration with a problem, naming the first one;
 				if src == "" {
 					src = "none; defaults, environment and flags only"
 				}
-				fmt.Fprintf(f.IO.Out, "configuration OK (config file: %s): %s (%s), %s\n", src,
-					count(len(r.Receivers), "receiver"), output.Dash(strings.Join(r.Receivers, ", ")), count(r.Routes, "route"))
+				checks := ""
+				if len(r.Senders) > 0 {
+					checks = fmt.Sprintf(", check-back with %s (%s)", count(len(r.Senders), "sender"), strings.Join(r.Senders, ", "))
+				}
+				fmt.Fprintf(f.IO.Out, "configuration OK (config file: %s): %s (%s), %s%s\n", src,
+					count(len(r.Receivers), "receiver"), output.Dash(strings.Join(r.Receivers, ", ")), count(r.Routes, "route"), checks)
 			} else {
 				fmt.Fprintf(f.IO.ErrOut, "queuectl: the configuration has %s:\n", count(len(r.Problems), "problem"))
 				for _, p := range r.Problems {

@@ -34,7 +34,8 @@ type builder struct {
 
 // traffic sends the day's messages and lets the engine work them off until
 // it is idle: everything delivered that can be, the rest blocked, held,
-// waiting or prepared.
+// waiting or prepared — and the engine has checked back with the ERP on its
+// three prepared orders: one committed, one rolled back, one stuck.
 func (b *builder) traffic(ctx context.Context) error {
 	st, err := bolt.Open(b.opts.DB, bolt.Options{})
 	if err != nil {
@@ -55,17 +56,9 @@ func (b *builder) traffic(ctx context.Context) error {
 		return fmt.Errorf("demo: send: %w", err)
 	}
 
-	idle := make(chan struct{}, 1)
+	p := &progress{changed: make(chan struct{}, 1), checks: map[engine.EventKind]bool{}}
 	eng, err := engine.Configured(st, b.cfg, engine.Options{
-		Config: engine.Config{NodeID: "demo"}, Logger: slog.New(slog.DiscardHandler),
-		Observe: func(ev engine.Event) {
-			if ev.Kind == engine.EventIdle {
-				select {
-				case idle <- struct{}{}:
-				default:
-				}
-			}
-		},
+		Config: engine.Config{NodeID: "demo"}, Logger: slog.New(slog.DiscardHandler), Observe: p.observe,
 	})
 	if err != nil {
 		return err
@@ -74,17 +67,64 @@ func (b *builder) traffic(ctx context.Context) error {
 	defer stop()
 	ran := make(chan error, 1)
 	go func() { ran <- eng.Run(runCtx) }()
-	select {
-	case <-idle:
-	case err := <-ran:
-		return fmt.Errorf("demo: the engine stopped early: %v", err)
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(45 * time.Second):
-		return errors.New("demo: the engine did not finish the demo traffic within 45s")
+	timeout := time.After(45 * time.Second)
+	// First the three check-backs, then an idle engine after them: what
+	// the check-back committed is delivered by then.
+	idles := -1
+	for {
+		checked, n := p.state()
+		if checked && idles < 0 {
+			idles = n
+			eng.Notify()
+		}
+		if idles >= 0 && n > idles {
+			break
+		}
+		select {
+		case <-p.changed:
+		case err := <-ran:
+			return fmt.Errorf("demo: the engine stopped early: %v", err)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timeout:
+			return errors.New("demo: the engine did not finish the demo traffic within 45s")
+		}
 	}
 	stop()
 	return <-ran
+}
+
+// progress follows the engine's events during the traffic phase.
+type progress struct {
+	mu      sync.Mutex
+	changed chan struct{}
+	// checks holds the check-back outcomes seen; idles counts the times
+	// the engine went idle.
+	checks map[engine.EventKind]bool
+	idles  int
+}
+
+func (p *progress) observe(ev engine.Event) {
+	p.mu.Lock()
+	switch ev.Kind {
+	case engine.EventCheckCommitted, engine.EventCheckRolledBack, engine.EventStuck:
+		p.checks[ev.Kind] = true
+	case engine.EventIdle:
+		p.idles++
+	}
+	p.mu.Unlock()
+	select {
+	case p.changed <- struct{}{}:
+	default:
+	}
+}
+
+// state says whether every check-back outcome of the demo was seen, and how
+// often the engine went idle so far.
+func (p *progress) state() (checked bool, idles int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.checks) == 3, p.idles
 }
 
 // demoMessages is a day of integration traffic.
@@ -117,8 +157,13 @@ func demoMessages() []domain.SendRequest {
 		}
 		add(domain.EO, "SHOP", "LabelRequest", "", fmt.Sprintf(`parcel=P%d weight=%d`, 300+i, w))
 	}
-	reqs = append(reqs, domain.SendRequest{QoS: domain.EO, Sender: "ERP", Interface: "OrderCreate", Prepare: true,
-		Payload: []byte(`<order id="4799" state="awaiting ERP commit"/>`)})
+	// Three transactional sends whose ERP transactions ended unseen: the
+	// engine asks the ERP about each (§9).
+	for _, order := range []string{"4797", "4798", "4799"} {
+		reqs = append(reqs, domain.SendRequest{QoS: domain.EO, Sender: "ERP", Interface: "OrderCreate", Prepare: true,
+			Headers: map[string]string{"X-Order": order},
+			Payload: []byte(`<order id="` + order + `" state="prepared, awaiting the ERP's commit"/>`)})
+	}
 	return reqs
 }
 

@@ -41,7 +41,9 @@ HTTP servers and exec scripts that the demo starts itself. It shows delivered
 EO and EOIO traffic over parallel queues, a blocked EOIO queue with HOLD
 successors, messages WAITing on a flaky receiver, a message NDLV after a
 permanent error, a blacklisted message produced by two real crashes of a
-child engine process, and a PEND transactional message.
+child engine process, and transactional sends that the engine checked back
+on with their producer (a local endpoint): one committed and delivered, one
+rolled back into the audit log, and one stuck PEND with its check history.
 
 The store is the default one (or --db); a store that already holds messages
 is left alone unless --force replaces it. It takes a few seconds.`,

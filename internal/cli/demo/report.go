@@ -23,7 +23,7 @@ func (b *builder) report(ctx context.Context, took time.Duration) error {
 	counts := map[domain.Status]int64{}
 	var queues int
 	var blocked []string
-	var poison string
+	var poison, stuck string
 	err = st.View(ctx, func(r store.Reader) error {
 		err := r.Queues("", func(q *store.QueueRecord) error {
 			queues++
@@ -40,8 +40,15 @@ func (b *builder) report(ctx context.Context, took time.Duration) error {
 			return err
 		}
 		yes := true
-		return r.Messages(store.MessageFilter{Statuses: []domain.Status{domain.StatusNDLV}, Blacklisted: &yes}, func(m *domain.Message) error {
+		err = r.Messages(store.MessageFilter{Statuses: []domain.Status{domain.StatusNDLV}, Blacklisted: &yes}, func(m *domain.Message) error {
 			poison = m.ID
+			return store.ErrStop
+		})
+		if err != nil {
+			return err
+		}
+		return r.Messages(store.MessageFilter{Statuses: []domain.Status{domain.StatusPEND}, Stuck: &yes}, func(m *domain.Message) error {
+			stuck = m.ID
 			return store.ErrStop
 		})
 	})
@@ -62,10 +69,14 @@ func (b *builder) report(ctx context.Context, took time.Duration) error {
 	line(domain.StatusNDLV, "not delivered: a rejected invoice blocks its EOIO queue, a bad label request, the poison message")
 	line(domain.StatusHOLD, "held in order behind the blocked invoice queue")
 	line(domain.StatusWAIT, "waiting to retry: the CRM answers 503 (maintenance)")
-	line(domain.StatusPEND, "prepared by a transactional send, waiting for the sender's commit")
+	line(domain.StatusPEND, "prepared by a transactional send: the ERP cannot say whether it booked the order (stuck)")
 	tw.Flush()
 	if poison != "" {
 		fmt.Fprintf(out, "\nThe poison message %s killed the engine process %d times and is now blacklisted.\n", poison, b.kills)
+	}
+	if stuck != "" {
+		fmt.Fprintf(out, "The engine checked back with the ERP on three prepared orders: it committed one (delivered),\n"+
+			"rolled one back (kept in the audit log), and %s is stuck after 3 unanswered checks.\n", stuck)
 	}
 	if len(blocked) > 0 {
 		fmt.Fprintf(out, "Blocked queues: %s.\n", strings.Join(blocked, ", "))
@@ -79,6 +90,7 @@ func (b *builder) report(ctx context.Context, took time.Duration) error {
 	for _, c := range []string{
 		"queue list", "queue blocked", "blacklist list",
 		"message list --status NDLV,WAIT,HOLD", "message show " + poison,
+		"tx list --stuck", "message show " + stuck, "audit list --action tx.rollback",
 	} {
 		if strings.HasSuffix(c, " ") {
 			continue

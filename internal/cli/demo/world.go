@@ -14,7 +14,8 @@ import (
 	"github.com/queuectl/queuectl/internal/receiver"
 )
 
-// world is the demo's landscape: local HTTP receivers and exec scripts.
+// world is the demo's landscape: local HTTP receivers, exec scripts, and
+// the ERP's check-back endpoint.
 type world struct {
 	dir     string
 	servers []*http.Server
@@ -60,6 +61,22 @@ func (w *world) start() (*config.Config, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	// ERP answers the check-back of its transactional sends (§9) from its
+	// order book: order 4797 was booked, 4798 was cancelled, and of 4799
+	// it knows nothing (the ERP crashed before it booked or cancelled it).
+	erpCheck, err := w.serve(func(body []byte) (int, string) {
+		switch {
+		case strings.Contains(string(body), `"X-Order":"4797"`):
+			return http.StatusOK, `{"state":"commit"}`
+		case strings.Contains(string(body), `"X-Order":"4798"`):
+			return http.StatusOK, `{"state":"rollback"}`
+		}
+		return http.StatusOK, `{"state":"unknown"}`
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	erpCheck = strings.TrimSuffix(erpCheck, "/in") + "/tx-check"
 	archiveDir := filepath.Join(w.dir, "archive")
 	if err := os.MkdirAll(archiveDir, 0o755); err != nil {
 		return nil, "", err
@@ -93,7 +110,10 @@ routes:
   - {sender: SHOP, interface: CustomerUpdate, receivers: [CRM]}
   - {sender: SHOP, interface: LabelRequest, receivers: [SHIPPING]}
   - {sender: LAB, interface: SampleResult, receivers: [ARCHIVE]}
-`, wms1, wms2, billing, crm, shipping, script)
+senders:
+  ERP: {check_url: %q}
+tx: {check_after: 300ms, check_interval: 1s, max_checks: 3, check_timeout: 1s}
+`, wms1, wms2, billing, crm, shipping, script, erpCheck)
 	file := filepath.Join(w.dir, "config.yaml")
 	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
 		return nil, "", err

@@ -95,6 +95,9 @@ func printMessage(w io.Writer, m *domain.Message, payload []byte, preview int, n
 	if m.Blacklisted {
 		st += " (blacklisted)"
 	}
+	if domain.CountsStuck(m) {
+		st += " (stuck: the check-back gave up; commit or roll it back)"
+	}
 	pairs := [][2]string{
 		{"ID", m.ID},
 		{"Status", st},
@@ -123,6 +126,10 @@ func printMessage(w io.Writer, m *domain.Message, payload []byte, preview int, n
 	}
 	if m.NextAttemptAt != nil {
 		pairs = append(pairs, [2]string{"Next attempt", output.Time(m.NextAttemptAt)})
+	}
+	if m.Checks > 0 {
+		pairs = append(pairs, [2]string{"Check-backs", fmt.Sprintf("%d, the last at %s: %s", m.Checks,
+			output.Time(m.LastCheckAt), output.Dash(m.LastAnswer))})
 	}
 	opt("Node", m.Node)
 	pairs = append(pairs,

@@ -167,7 +167,7 @@ func TestRunListOutput(t *testing.T) {
 	b.admin.queues = []*domain.Queue{q}
 	require.NoError(t, queue.RunList(context.Background(), b.opts))
 	header := strings.Fields(strings.SplitN(b.out.String(), "\n", 2)[0])
-	require.Equal(t, []string{"NAME", "QOS", "STAGE", "STATE", "DEPTH", "PEND", "TBDL", "DLNG", "WAIT", "HOLD", "NDLV", "DLVD", "FAIL",
+	require.Equal(t, []string{"NAME", "QOS", "STAGE", "STATE", "DEPTH", "PEND", "STUCK", "TBDL", "DLNG", "WAIT", "HOLD", "NDLV", "DLVD", "FAIL",
 		"HEAD", "HEAD", "ID", "BLOCKED", "OLDEST", "RECEIVER", "OWNER"}, header)
 	require.Contains(t, b.out.String(), "0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1f")
 

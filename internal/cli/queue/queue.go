@@ -37,6 +37,7 @@ func Columns(now func() time.Time) []output.Column[*domain.Queue] {
 		{Header: "STATE", Max: 7, Value: func(q *domain.Queue) string { return string(q.State) }},
 		{Header: "DEPTH", Max: 8, Value: func(q *domain.Queue) string { return strconv.FormatInt(q.Depth, 10) }},
 		{Header: "PEND", Max: 8, Wide: true, Value: count(domain.StatusPEND)},
+		{Header: "STUCK", Max: 8, Wide: true, Value: func(q *domain.Queue) string { return strconv.FormatInt(q.Stuck, 10) }},
 		{Header: "TBDL", Max: 8, Value: count(domain.StatusTBDL)},
 		{Header: "DLNG", Max: 4, Value: count(domain.StatusDLNG)},
 		{Header: "WAIT", Max: 8, Value: count(domain.StatusWAIT)},

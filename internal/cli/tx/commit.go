@@ -27,7 +27,8 @@ func NewCommitCmd(f *cmdutil.Factory, runF func(context.Context, *ActOptions) er
 	cmd.Short = "Commit prepared messages: PEND → TBDL, delivered from now on"
 	cmd.Long = `Commit prepared (PEND) messages once the producer's business transaction has
 committed: each becomes TBDL and takes its place in its queue now — on an
-EOIO queue its seq is assigned at commit, so order is commit order.
+EOIO queue its seq is assigned at commit, so order is commit order. A stuck
+message (the check-back gave up on it) commits like any other.
 
 ` + cmdutil.BulkHelp("message", "queuectl tx list", "--all selects PEND messages only.")
 	cmd.Example = `  id=$(queuectl send --qos EO --sender ERP --receiver WMS --prepare < order.xml)
@@ -47,7 +48,8 @@ keeps the rollback with the ids.
 
 ` + cmdutil.BulkHelp("message", "queuectl tx list", "--all selects PEND messages only.")
 	cmd.Example = `  queuectl tx rollback 0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1f
-  queuectl tx rollback --all --sender ERP --older-than 1d --dry-run`
+  queuectl tx rollback --all --sender ERP --older-than 1d --dry-run
+  queuectl tx rollback --all --stuck --sender ERP`
 	return cmd
 }
 
@@ -61,6 +63,7 @@ func newActCmd(f *cmdutil.Factory, commit bool, runF func(context.Context, *ActO
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Args = args
 			opts.FilterFlags = cmdutil.ChangedFlags(cmd, filterFlags...)
+			opts.Filters.setFrom(cmd)
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}

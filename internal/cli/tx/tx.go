@@ -1,19 +1,19 @@
 // Package tx implements `queuectl tx`: the prepared (PEND) messages of
-// transactional sends (§9), and committing or rolling them back.
+// transactional sends (§9), the engine's check-back with their producers,
+// and committing or rolling them back.
 package tx
 
 import (
-	"context"
-	"strconv"
+	"encoding/json"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
 	"github.com/queuectl/queuectl/internal/domain"
-	"github.com/queuectl/queuectl/internal/output"
 )
 
 // NewCmd builds `queuectl tx` and its subcommands.
@@ -26,7 +26,16 @@ transaction commits sends it with 'queuectl send --prepare': the message is
 stored as PEND and not delivered. When the business transaction has
 committed, 'tx commit ID' makes it TBDL (EOIO: its seq is assigned then, so
 order is commit order); when it failed, 'tx rollback ID' deletes it (the
-audit log keeps the rollback).`,
+audit log keeps the rollback).
+
+If the producer dies in between, 'queuectl serve' checks back with it: a
+PEND message older than tx.check_after is POSTed as {"id", "sender",
+"interface", "headers"} to its sender's senders.<name>.check_url every
+tx.check_interval. {"state":"commit"} commits it, {"state":"rollback"}
+rolls it back; "unknown", an error or a timeout leave it PEND, and after
+tx.max_checks such checks it is marked stuck: it stays PEND until an
+operator commits or rolls it back. A sender with no check_url cannot be
+asked: its PEND messages are marked stuck at once, after tx.check_after.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: cmdutil.RunGroup,
 	}
@@ -34,13 +43,60 @@ audit log keeps the rollback).`,
 	return cmd
 }
 
-// Entry is a tx entry (§5): a PEND message, how often its producer was asked
-// about it and whether it is stuck. The check-back is not built yet, so
-// Checks is 0 and Stuck false.
+// Entry is a tx entry (§5): a PEND message, with its check-back — how often
+// its producer was asked, when last, what it answered, and whether the
+// engine gave up asking — always present, also at zero.
 type Entry struct {
-	*domain.Message `yaml:",inline"`
-	Checks          int  `json:"checks" yaml:"checks"`
-	Stuck           bool `json:"stuck" yaml:"stuck"`
+	*domain.Message
+}
+
+// entryJSON is an Entry as JSON: the message's fields, with the
+// check-back's at the top level, where they shadow the message's own.
+type entryJSON struct {
+	*domain.Message
+	Checks      int        `json:"checks"`
+	LastCheckAt *time.Time `json:"last_check_at"`
+	LastAnswer  string     `json:"last_answer"`
+	Stuck       bool       `json:"stuck"`
+}
+
+// MarshalJSON writes the message with checks, last_check_at, last_answer
+// and stuck, null and zero included.
+func (e Entry) MarshalJSON() ([]byte, error) {
+	return json.Marshal(entryJSON{Message: e.Message, Checks: e.Checks, LastCheckAt: e.LastCheckAt,
+		LastAnswer: e.LastAnswer, Stuck: e.Stuck})
+}
+
+// MarshalYAML writes the message with checks, last_check_at, last_answer
+// and stuck, null and zero included, as JSON does.
+func (e Entry) MarshalYAML() (any, error) {
+	var n yaml.Node
+	if err := n.Encode(e.Message); err != nil {
+		return nil, err
+	}
+	for _, f := range []struct {
+		key   string
+		value any
+	}{{"checks", e.Checks}, {"last_check_at", e.LastCheckAt}, {"last_answer", e.LastAnswer}, {"stuck", e.Stuck}} {
+		var v yaml.Node
+		if err := v.Encode(f.value); err != nil {
+			return nil, err
+		}
+		setKey(&n, f.key, &v)
+	}
+	return &n, nil
+}
+
+// setKey sets key of mapping node n to v, in place where n has it, at the
+// end otherwise.
+func setKey(n *yaml.Node, key string, v *yaml.Node) {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			n.Content[i+1] = v
+			return
+		}
+	}
+	n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, v)
 }
 
 // Filters are the selection flags of `tx list`, which `tx commit` and
@@ -49,15 +105,25 @@ type Filters struct {
 	Queues    []string
 	Senders   []string
 	OlderThan string
+	// Stuck selects the stuck messages, or with --stuck=false the others;
+	// StuckSet says the flag was given.
+	Stuck    bool
+	StuckSet bool
 }
 
 // filterFlags are the names of the Filters flags.
-var filterFlags = []string{"queue", "sender", "older-than"}
+var filterFlags = []string{"queue", "sender", "older-than", "stuck"}
 
 func (o *Filters) addFlags(fl *pflag.FlagSet, prefix string) {
 	fl.StringSliceVar(&o.Queues, "queue", nil, prefix+"only these physical queues")
 	fl.StringSliceVar(&o.Senders, "sender", nil, prefix+"only messages from these senders")
 	fl.StringVar(&o.OlderThan, "older-than", "", prefix+"only messages prepared before this long ago (or this time)")
+	fl.BoolVar(&o.Stuck, "stuck", false, prefix+"only messages the check-back gave up on (--stuck=false: only the others)")
+}
+
+// setFrom records which of the filter flags cmd was given.
+func (o *Filters) setFrom(cmd *cobra.Command) {
+	o.StuckSet = cmd.Flags().Changed("stuck")
 }
 
 // filter returns the PEND messages the flags select.
@@ -66,106 +132,11 @@ func (o *Filters) filter(now time.Time) (admin.MessageFilter, error) {
 		Statuses: []domain.Status{domain.StatusPEND},
 		Queues:   cmdutil.SplitList(o.Queues), Senders: cmdutil.SplitList(o.Senders),
 	}
+	if o.StuckSet {
+		stuck := o.Stuck
+		f.Stuck = &stuck
+	}
 	var err error
 	f.OlderThan, err = cmdutil.ParseAge("older-than", o.OlderThan, now)
 	return f, err
-}
-
-// ListOptions are the parsed flags of `tx list`.
-type ListOptions struct {
-	IO     *cmdutil.IOStreams
-	Admin  func() (admin.Service, error)
-	Format func() (output.Format, error)
-	Now    func() time.Time
-	Hintf  func(format string, args ...any)
-
-	Filters
-	After string
-	Limit int
-}
-
-// NewListCmd builds `tx list`.
-func NewListCmd(f *cmdutil.Factory, runF func(context.Context, *ListOptions) error) *cobra.Command {
-	opts := &ListOptions{IO: f.IO, Admin: f.Admin, Format: f.Format, Now: f.Now, Hintf: f.Hintf}
-	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List prepared (PEND) messages: id, queue, sender, interface, age",
-		Long: `List the messages of transactional sends that are prepared (PEND) and wait
-for their producer's commit or rollback, oldest first.
-
--o json gives each message with two more fields: checks (how often the
-producer was asked about it) and stuck (asked tx.max_checks times without
-an answer). queuectl does not ask producers yet — the check-back of §9 is
-still to come — so checks is 0 and stuck is false for now: a PEND message
-stays until it is committed or rolled back.`,
-		Example: `  queuectl tx list
-  queuectl tx list --sender ERP --older-than 10m
-  queuectl tx list --older-than 1h -o ids | queuectl tx rollback -`,
-		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return RunList(cmd.Context(), opts)
-		},
-	}
-	fl := cmd.Flags()
-	opts.Filters.addFlags(fl, "")
-	fl.StringVar(&opts.After, "after", "", "start after this message id (paging)")
-	fl.IntVar(&opts.Limit, "limit", 100, "at most this many messages (0 = all, streamed)")
-	return cmd
-}
-
-// RunList prints the PEND messages.
-func RunList(ctx context.Context, opts *ListOptions) error {
-	if opts.Limit < 0 {
-		return domain.Invalidf("--limit %d must be 0 (all) or more", opts.Limit)
-	}
-	if opts.After != "" {
-		if err := domain.ValidID(opts.After); err != nil {
-			return domain.Invalidf("--after: %v", err)
-		}
-	}
-	f, err := opts.Filters.filter(opts.Now())
-	if err != nil {
-		return err
-	}
-	format, err := opts.Format()
-	if err != nil {
-		return err
-	}
-	svc, err := opts.Admin()
-	if err != nil {
-		return err
-	}
-	f.After = opts.After
-	return cmdutil.PrintPage(opts.IO.Out, format, opts.Hintf, cmdutil.Page[Entry]{
-		Columns: columns(opts.Now),
-		Cursor:  func(e Entry) string { return e.ID },
-		Limit:   opts.Limit,
-		Walk: func(limit int, add func(Entry) error) error {
-			f.Limit = limit
-			return svc.Messages(ctx, f, func(m *domain.Message) error { return add(Entry{Message: m}) })
-		},
-		Empty: "no prepared (PEND) messages",
-	})
-}
-
-func columns(now func() time.Time) []output.Column[Entry] {
-	return []output.Column[Entry]{
-		{Header: "ID", Max: 36, Value: func(e Entry) string { return e.ID }},
-		{Header: "QUEUE", Max: domain.MaxQueueName, Value: func(e Entry) string { return e.Queue }},
-		{Header: "SENDER", Max: 20, Value: func(e Entry) string { return e.Sender }},
-		{Header: "INTERFACE", Max: 30, Value: func(e Entry) string { return output.Dash(e.Interface) }},
-		{Header: "AGE", Max: 5, Value: func(e Entry) string { return output.Age(&e.CreatedAt, now()) }},
-		{Header: "QOS", Max: 4, Wide: true, Value: func(e Entry) string { return string(e.QoS) }},
-		{Header: "APP QUEUE", Max: domain.MaxAppQueue, Wide: true, Value: func(e Entry) string { return output.Dash(e.AppQueue) }},
-		{Header: "CHECKS", Max: 4, Wide: true, Value: func(e Entry) string { return strconv.Itoa(e.Checks) }},
-		{Header: "STUCK", Max: 3, Wide: true, Value: func(e Entry) string {
-			if e.Stuck {
-				return "yes"
-			}
-			return "no"
-		}},
-	}
 }

@@ -16,6 +16,9 @@
 //	ready         stage(I|O) queue 0x00 be64(seq) -> id, TBDL messages: what
 //	              claims read, the inbound queues' first
 //	due           be64(next attempt, µs) id -> (empty), WAIT messages
+//	checks        kind(P|C) be64(µs) id -> (empty), PEND messages that wait
+//	              for a check-back, by when they were prepared (P) or
+//	              last checked (C)
 //	status        status(1) id -> (empty), the status index
 //	queues        name -> queue record with its per-status counts
 //	params        name 0x00 sub -> be64(value)

@@ -32,6 +32,13 @@ const (
 	msgNextAttempt               // next_attempt_at is set
 	msgParent                    // parent_id is set
 	msgSharedPayload             // the payload is the parent's (routed outbound messages)
+	msgChecked                   // the check-back's fields follow the headers (§9)
+)
+
+// The flags byte of a stored message's check-back fields.
+const (
+	checkStuck = 1 << iota // stuck
+	checkAt                // last_check_at is set
 )
 
 // The flags byte of a stored queue.
@@ -206,6 +213,10 @@ func encodeMessage(m *domain.Message, sharedPayload bool) ([]byte, error) {
 	if sharedPayload {
 		flags |= msgSharedPayload
 	}
+	checked := m.Checks > 0 || m.LastCheckAt != nil || m.LastAnswer != "" || m.Stuck
+	if checked {
+		flags |= msgChecked
+	}
 	e.byte(flags)
 	if err := e.status(m.Status); err != nil {
 		return nil, err
@@ -241,7 +252,42 @@ func encodeMessage(m *domain.Message, sharedPayload bool) ([]byte, error) {
 		e.str(k)
 		e.str(m.Headers[k])
 	}
+	if checked {
+		// Last, so that the records written before the check-back existed
+		// decode as they are; most messages are never checked and carry
+		// none of it.
+		encodeCheck(&e, m)
+	}
 	return e.b, nil
+}
+
+// encodeCheck appends the check-back's fields of m.
+func encodeCheck(e *encoder, m *domain.Message) {
+	var flags byte
+	if m.Stuck {
+		flags |= checkStuck
+	}
+	if m.LastCheckAt != nil {
+		flags |= checkAt
+	}
+	e.byte(flags)
+	e.uvarint(uint64(m.Checks))
+	if m.LastCheckAt != nil {
+		e.time(*m.LastCheckAt)
+	}
+	e.str(m.LastAnswer)
+}
+
+// decodeCheck reads what encodeCheck wrote into m.
+func decodeCheck(d *decoder, m *domain.Message) {
+	flags := d.byte()
+	m.Stuck = flags&checkStuck != 0
+	m.Checks = int(d.uvarint())
+	if flags&checkAt != 0 {
+		t := d.time()
+		m.LastCheckAt = &t
+	}
+	m.LastAnswer = d.str()
 }
 
 // storedMessage is a decoded message with what the store keeps beside it.
@@ -314,6 +360,9 @@ func decodeMessage(k, v []byte) (storedMessage, error) {
 	} else if n > 0 {
 		d.fail(errShort)
 	}
+	if flags&msgChecked != 0 {
+		decodeCheck(&d, m)
+	}
 	if d.err != nil {
 		return storedMessage{}, fmt.Errorf("decode message %s: %w", m.ID, d.err)
 	}
@@ -374,6 +423,8 @@ func encodeQueue(q *store.QueueRecord) []byte {
 	for _, s := range domain.Statuses {
 		e.uvarint(uint64(q.Counts[s]))
 	}
+	// Added after the counts, so that older records decode with none.
+	e.uvarint(uint64(q.Stuck))
 	return e.b
 }
 
@@ -399,6 +450,9 @@ func decodeQueue(name string, v []byte) (*store.QueueRecord, error) {
 		if n := int64(d.uvarint()); n > 0 {
 			q.Counts[s] = n
 		}
+	}
+	if len(d.b) > 0 {
+		q.Stuck = int64(d.uvarint())
 	}
 	if d.err != nil {
 		return nil, fmt.Errorf("decode queue %s: %w", name, d.err)

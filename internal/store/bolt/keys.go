@@ -21,6 +21,7 @@ const (
 	bucketQueueOpen   = "queue_open"
 	bucketReady       = "ready"
 	bucketDue         = "due"
+	bucketChecks      = "checks"
 	bucketStatus      = "status"
 	bucketQueues      = "queues"
 	bucketParams      = "params"
@@ -31,7 +32,7 @@ const (
 func bucketNames() []string {
 	return []string{
 		bucketMeta, bucketMessages, bucketPayloads, bucketPayloadRefs, bucketHistory, bucketQueueAll,
-		bucketQueueOpen, bucketReady, bucketDue, bucketStatus, bucketQueues, bucketParams, bucketAudit,
+		bucketQueueOpen, bucketReady, bucketDue, bucketStatus, bucketQueues, bucketParams, bucketAudit, bucketChecks,
 	}
 }
 
@@ -102,6 +103,26 @@ func statusKey(s domain.Status, id uuid.UUID) []byte {
 // dueKey is be64(micros) id(16): WAIT messages by their next attempt.
 func dueKey(at int64, id uuid.UUID) []byte {
 	return append(binary.BigEndian.AppendUint64(nil, uint64(at)), id[:]...)
+}
+
+// The kinds of check keys: a PEND message waits for its first check-back
+// from when it was prepared, for the next from its last check.
+const (
+	checkKindPrepared = 'P'
+	checkKindChecked  = 'C'
+)
+
+// checkKey is kind(1) be64(micros) id(16): the PEND messages that wait for
+// a check-back (§9), by when their wait began — never checked ones by
+// their creation, the others by their last check — so that a claim reads
+// only the ones that are due.
+func checkKey(m *domain.Message, id uuid.UUID) []byte {
+	kind, since := byte(checkKindPrepared), m.CreatedAt
+	if m.LastCheckAt != nil {
+		kind, since = checkKindChecked, *m.LastCheckAt
+	}
+	k := binary.BigEndian.AppendUint64([]byte{kind}, uint64(since.UnixMicro()))
+	return append(k, id[:]...)
 }
 
 // paramKey is name 0x00 sub: parameters by name, then sub.

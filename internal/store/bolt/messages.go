@@ -124,10 +124,7 @@ func (t *txn) insert(m *domain.Message, h domain.HistoryEntry, shared bool) (uui
 		m.UpdatedAt = m.CreatedAt
 	}
 	m.CreatedAt, m.UpdatedAt = m.CreatedAt.UTC().Truncate(time.Microsecond), m.UpdatedAt.UTC().Truncate(time.Microsecond)
-	if m.NextAttemptAt != nil {
-		at := m.NextAttemptAt.UTC().Truncate(time.Microsecond)
-		m.NextAttemptAt = &at
-	}
+	storedTimes(m)
 	if err := t.putMessage(key, m, shared); err != nil {
 		return key, err
 	}
@@ -210,10 +207,7 @@ func (t *txn) move(key uuid.UUID, cur storedMessage, update func(*domain.Message
 			return nil, fmt.Errorf("message %s: a transition's Update must not change the id, queue, seq or status", cur.ID)
 		}
 	}
-	if next.NextAttemptAt != nil {
-		at := next.NextAttemptAt.UTC().Truncate(time.Microsecond)
-		next.NextAttemptAt = &at
-	}
+	storedTimes(next)
 	hist := t.bucket(bucketHistory)
 	entries := bytes.Clone(hist.Get(key[:]))
 	from := cur.Status
@@ -243,12 +237,25 @@ func (t *txn) move(key uuid.UUID, cur storedMessage, update func(*domain.Message
 	if err := t.reindex(key, cur.Message, next); err != nil {
 		return nil, err
 	}
-	if cur.Status == next.Status && passedOver(cur.Message) == passedOver(next) && cur.Seq == next.Seq {
+	if cur.Status == next.Status && passedOver(cur.Message) == passedOver(next) && cur.Seq == next.Seq &&
+		domain.CountsStuck(cur.Message) == domain.CountsStuck(next) {
 		return next, nil
 	}
 	count(q, cur.Message, -1)
 	count(q, next, 1)
 	return next, t.putQueue(q)
+}
+
+// storedTimes sets m's optional times to what the store keeps of them:
+// UTC, to the microsecond, so that the message a write returns equals the
+// one a read finds.
+func storedTimes(m *domain.Message) {
+	for _, p := range []**time.Time{&m.NextAttemptAt, &m.LastCheckAt} {
+		if *p != nil {
+			at := (*p).UTC().Truncate(time.Microsecond)
+			*p = &at
+		}
+	}
 }
 
 // Delete removes a message and everything kept about it.
@@ -330,7 +337,7 @@ type indexEntry struct {
 
 // indexEntries lists the index keys of m: its status; its place in its
 // queue, among the open messages, among the TBDL ones; its next attempt
-// while it WAITs.
+// while it WAITs; its wait for a check-back while it is PEND and not stuck.
 func indexEntries(key uuid.UUID, m *domain.Message) []indexEntry {
 	if m == nil {
 		return nil
@@ -348,6 +355,9 @@ func indexEntries(key uuid.UUID, m *domain.Message) []indexEntry {
 	}
 	if m.Status == domain.StatusWAIT && m.NextAttemptAt != nil {
 		out = append(out, indexEntry{bucketDue, dueKey(m.NextAttemptAt.UnixMicro(), key), nil})
+	}
+	if m.Status == domain.StatusPEND && !m.Stuck {
+		out = append(out, indexEntry{bucketChecks, checkKey(m, key), nil})
 	}
 	return out
 }

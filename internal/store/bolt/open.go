@@ -214,6 +214,7 @@ func initialise(db *bbolt.DB, path string) error {
 		return err
 	}
 	return db.Update(func(tx *bbolt.Tx) error {
+		noChecks := tx.Bucket([]byte(bucketChecks)) == nil
 		for _, name := range bucketNames() {
 			if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
 				return fmt.Errorf("initialise store %s: bucket %s: %w", path, name, err)
@@ -221,6 +222,13 @@ func initialise(db *bbolt.DB, path string) error {
 		}
 		meta := tx.Bucket([]byte(bucketMeta))
 		if meta.Get([]byte(keyFormat)) != nil {
+			if noChecks {
+				// A store from before the check-back (§9): its PEND
+				// messages wait for their first check.
+				if err := indexPrepared(tx); err != nil {
+					return fmt.Errorf("initialise store %s: %w", path, err)
+				}
+			}
 			return nil
 		}
 		if err := meta.Put([]byte(keyFormat), []byte(formatMarker)); err != nil {

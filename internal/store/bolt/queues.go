@@ -168,7 +168,7 @@ func (t *txn) Head(queue string) (*domain.Message, error) {
 }
 
 // count adds n to the counters of q that m counts in: its status and, if
-// it is passed over, PassedOver.
+// it is passed over, PassedOver; if it is a stuck transaction, Stuck.
 func count(q *store.QueueRecord, m *domain.Message, n int64) {
 	q.Counts[m.Status] += n
 	if q.Counts[m.Status] <= 0 {
@@ -176,6 +176,9 @@ func count(q *store.QueueRecord, m *domain.Message, n int64) {
 	}
 	if passedOver(m) {
 		q.PassedOver += n
+	}
+	if domain.CountsStuck(m) {
+		q.Stuck += n
 	}
 }
 

@@ -22,11 +22,13 @@ var invariants = []struct{ what, sql string }{
 				count(*) FILTER (WHERE status = 'DLNG') AS dlng, count(*) FILTER (WHERE status = 'WAIT') AS wait,
 				count(*) FILTER (WHERE status = 'HOLD') AS hold, count(*) FILTER (WHERE status = 'NDLV') AS ndlv,
 				count(*) FILTER (WHERE status = 'DLVD') AS dlvd, count(*) FILTER (WHERE status = 'FAIL') AS fail,
-				count(*) FILTER (WHERE passed_over) AS passed_over, max(seq) AS max_seq
+				count(*) FILTER (WHERE passed_over) AS passed_over, max(seq) AS max_seq,
+				count(*) FILTER (WHERE status = 'PEND' AND stuck) AS stuck
 			FROM messages GROUP BY queue) m ON m.queue = q.name
-		WHERE (q.n_pend, q.n_tbdl, q.n_dlng, q.n_wait, q.n_hold, q.n_ndlv, q.n_dlvd, q.n_fail, q.passed_over)
+		WHERE (q.n_pend, q.n_tbdl, q.n_dlng, q.n_wait, q.n_hold, q.n_ndlv, q.n_dlvd, q.n_fail, q.passed_over, q.n_stuck)
 			IS DISTINCT FROM (coalesce(m.pend, 0), coalesce(m.tbdl, 0), coalesce(m.dlng, 0), coalesce(m.wait, 0),
-			coalesce(m.hold, 0), coalesce(m.ndlv, 0), coalesce(m.dlvd, 0), coalesce(m.fail, 0), coalesce(m.passed_over, 0))
+			coalesce(m.hold, 0), coalesce(m.ndlv, 0), coalesce(m.dlvd, 0), coalesce(m.fail, 0), coalesce(m.passed_over, 0),
+			coalesce(m.stuck, 0))
 			OR q.last_seq < coalesce(m.max_seq, 0)`},
 	{"messages in a queue without a record", `
 		SELECT DISTINCT m.queue FROM messages m WHERE NOT EXISTS (SELECT 1 FROM queues q WHERE q.name = m.queue)`},

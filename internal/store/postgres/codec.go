@@ -16,7 +16,7 @@ import (
 // order scanMessage reads them.
 const messageColumns = `id, seq, size, payload_id, parent_id, incarnation, created_at, updated_at, next_attempt_at,
 	attempts, crashes, blacklisted, queue, status, qos, stage, sender, receiver, receivers, interface, app_queue,
-	error, error_class, node, headers`
+	error, error_class, node, headers, checks, last_check_at, last_answer, stuck`
 
 // storedMessage is a message as read, with the payload it refers to.
 type storedMessage struct {
@@ -30,12 +30,13 @@ func scanMessage(row pgx.Row) (*storedMessage, error) {
 		m                                               domain.Message
 		id, payload, parent                             pgtype.UUID
 		seq, incarnation                                pgtype.Int8
-		next                                            pgtype.Timestamptz
+		next, checked                                   pgtype.Timestamptz
 		receiver, iface, appQueue, errText, class, node pgtype.Text
+		answer                                          pgtype.Text
 	)
 	err := row.Scan(&id, &seq, &m.Size, &payload, &parent, &incarnation, &m.CreatedAt, &m.UpdatedAt, &next,
 		&m.Attempts, &m.Crashes, &m.Blacklisted, &m.Queue, &m.Status, &m.QoS, &m.Stage, &m.Sender, &receiver,
-		&m.Receivers, &iface, &appQueue, &errText, &class, &node, &m.Headers)
+		&m.Receivers, &iface, &appQueue, &errText, &class, &node, &m.Headers, &m.Checks, &checked, &answer, &m.Stuck)
 	if err != nil {
 		return nil, err
 	}
@@ -51,6 +52,11 @@ func scanMessage(row pgx.Row) (*storedMessage, error) {
 	}
 	m.Receiver, m.Interface, m.AppQueue, m.Error = receiver.String, iface.String, appQueue.String, errText.String
 	m.ErrorClass, m.Node = domain.ErrorClass(class.String), node.String
+	if checked.Valid {
+		at := checked.Time.UTC()
+		m.LastCheckAt = &at
+	}
+	m.LastAnswer = answer.String
 	return &storedMessage{Message: &m, payloadID: payload}, nil
 }
 
@@ -62,6 +68,10 @@ func storedTimes(m *domain.Message) {
 	if m.NextAttemptAt != nil {
 		at := storedTime(*m.NextAttemptAt)
 		m.NextAttemptAt = &at
+	}
+	if m.LastCheckAt != nil {
+		at := storedTime(*m.LastCheckAt)
+		m.LastCheckAt = &at
 	}
 }
 

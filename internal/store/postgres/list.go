@@ -103,6 +103,13 @@ func newMessageQuery(f store.MessageFilter) *messageQuery {
 	default:
 		q.conds = append(q.conds, `NOT blacklisted`)
 	}
+	switch {
+	case f.Stuck == nil:
+	case *f.Stuck:
+		q.conds = append(q.conds, `(status = 'PEND' AND stuck)`)
+	default:
+		q.conds = append(q.conds, `NOT (status = 'PEND' AND stuck)`)
+	}
 	return q
 }
 

@@ -272,6 +272,7 @@ func (t *txn) Transition(p store.TransitionParams) (*domain.Message, error) {
 	uid, _ := parseID(p.ID)
 	b := &pgx.Batch{}
 	b.Queue(updateMessage, append([]any{uid}, messageValues(next)...)...)
+	queueCheckUpdate(b, uid, cur.Message, next)
 	b.Queue(insertHistory, append([]any{uid}, historyValues(h)...)...)
 	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
 		return nil, fmt.Errorf("message %s: store: %w", p.ID, err)

@@ -75,7 +75,7 @@ func (t *txn) now() (time.Time, error) {
 // lease, from queueFrom, in the order scanQueue reads them.
 const (
 	queueColumns = `q.name, q.qos, q.stage, coalesce(q.receiver, ''), q.stopped, q.last_seq,
-	q.n_pend, q.n_tbdl, q.n_dlng, q.n_wait, q.n_hold, q.n_ndlv, q.n_dlvd, q.n_fail, q.passed_over,
+	q.n_pend, q.n_tbdl, q.n_dlng, q.n_wait, q.n_hold, q.n_ndlv, q.n_dlvd, q.n_fail, q.passed_over, q.n_stuck,
 	q.created_at, coalesce(l.epoch, 0)`
 	queueFrom   = ` FROM queues q LEFT JOIN leases l ON l.queue = q.name`
 	queueSelect = `SELECT ` + queueColumns + queueFrom
@@ -87,7 +87,7 @@ func scanQueue(row pgx.Row, extra ...any) (*store.QueueRecord, error) {
 	var q store.QueueRecord
 	var n [8]int64
 	err := row.Scan(append([]any{&q.Name, &q.QoS, &q.Stage, &q.Receiver, &q.Stopped, &q.LastSeq,
-		&n[0], &n[1], &n[2], &n[3], &n[4], &n[5], &n[6], &n[7], &q.PassedOver, &q.CreatedAt, &q.Epoch}, extra...)...)
+		&n[0], &n[1], &n[2], &n[3], &n[4], &n[5], &n[6], &n[7], &q.PassedOver, &q.Stuck, &q.CreatedAt, &q.Epoch}, extra...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -135,6 +135,9 @@ func (t *txn) count(q *store.QueueRecord, m *domain.Message, n int64) {
 	if domain.PassedOver(m.QoS, m.Status, m.ErrorClass) {
 		q.PassedOver += n
 	}
+	if domain.CountsStuck(m) {
+		q.Stuck += n
+	}
 	t.dirty[q.Name] = true
 }
 
@@ -149,9 +152,9 @@ func (t *txn) flush() error {
 		q := t.queues[name]
 		c := q.Counts
 		b.Queue(`UPDATE queues SET stopped = $2, last_seq = $3, n_pend = $4, n_tbdl = $5, n_dlng = $6, n_wait = $7,
-			n_hold = $8, n_ndlv = $9, n_dlvd = $10, n_fail = $11, passed_over = $12 WHERE name = $1`,
+			n_hold = $8, n_ndlv = $9, n_dlvd = $10, n_fail = $11, passed_over = $12, n_stuck = $13 WHERE name = $1`,
 			name, q.Stopped, q.LastSeq, c[domain.StatusPEND], c[domain.StatusTBDL], c[domain.StatusDLNG], c[domain.StatusWAIT],
-			c[domain.StatusHOLD], c[domain.StatusNDLV], c[domain.StatusDLVD], c[domain.StatusFAIL], q.PassedOver)
+			c[domain.StatusHOLD], c[domain.StatusNDLV], c[domain.StatusDLVD], c[domain.StatusFAIL], q.PassedOver, q.Stuck)
 	}
 	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
 		return fmt.Errorf("store the queue counters: %w", err)

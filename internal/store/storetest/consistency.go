@@ -141,14 +141,18 @@ func requireConsistent(t *testing.T, b *testBundle) {
 		queueNames = append(queueNames, q.Name)
 		msgs := byQueue[q.Name]
 		counts := map[domain.Status]int64{}
-		var passedOver int64
+		var passedOver, stuck int64
 		for _, m := range msgs {
 			counts[m.Status]++
 			if domain.PassedOver(m.QoS, m.Status, m.ErrorClass) {
 				passedOver++
 			}
+			if domain.CountsStuck(m) {
+				stuck++
+			}
 		}
 		require.Equal(t, passedOver, q.PassedOver, "queue %s: messages passed over", q.Name)
+		require.Equal(t, stuck, q.Stuck, "queue %s: stuck transactions", q.Name)
 		for st, n := range q.Counts {
 			require.Positive(t, n, "queue %s: count of %s", q.Name, st)
 		}

@@ -23,6 +23,7 @@ func RunEngine(t *testing.T, open Opener) {
 		{"Record", testRecord},
 		{"Fencing", testFencing},
 		{"Recover", testRecover},
+		{"Checks", func(t *testing.T, open Opener) { testChecks(t, engineRig(open)) }},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

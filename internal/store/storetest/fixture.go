@@ -108,3 +108,9 @@ func PayloadOf(m *domain.Message) []byte {
 func Entry(reason string) domain.HistoryEntry {
 	return domain.HistoryEntry{Node: "N1", Actor: "engine", Reason: reason}
 }
+
+// Prepared returns m as a prepared message of a transactional send: PEND.
+func Prepared(m *domain.Message) *domain.Message {
+	m.Status = domain.StatusPEND
+	return m
+}

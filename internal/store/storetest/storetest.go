@@ -44,6 +44,7 @@ func Run(t *testing.T, open Opener) {
 		{"Params", testParams},
 		{"Audit", testAudit},
 		{"AuditRetention", testAuditRetention},
+		{"Prepared", testPrepared},
 		{"Consistency", testConsistency},
 	}
 	for _, g := range groups {

@@ -1,0 +1,133 @@
+package bolt
+
+import (
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/store"
+	"github.com/queuectl/queuectl/internal/store/storetest"
+)
+
+// testClock is a store clock that tests move by hand.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+func TestCheckRecordsDecodeAcrossVersions(t *testing.T) {
+	t.Parallel()
+	m := storetest.Prepared(storetest.NewMessage())
+	plain, err := encodeMessage(m, false)
+	require.NoError(t, err)
+	require.Zero(t, plain[1]&msgChecked, "a message never checked is written as before the check-back existed")
+
+	at := storetest.At(7)
+	m.Checks, m.LastCheckAt, m.LastAnswer, m.Stuck = 3, &at, "HTTP 503", true
+	v, err := encodeMessage(m, false)
+	require.NoError(t, err)
+	key := idOf(m.ID)
+	got, err := decodeMessage(key[:], v)
+	require.NoError(t, err)
+	require.Equal(t, m, got.Message, "the check-back's fields round-trip")
+
+	q := &store.QueueRecord{Name: "XBTI0000", QoS: domain.EO, Stage: domain.Inbound, CreatedAt: at,
+		Counts: map[domain.Status]int64{domain.StatusPEND: 4}, Stuck: 2}
+	rec := encodeQueue(q)
+	back, err := decodeQueue(q.Name, rec)
+	require.NoError(t, err)
+	require.Equal(t, q, back)
+	// A queue record written before the stuck counter existed ends with the
+	// counts: it reads as no stuck transaction.
+	old, err := decodeQueue(q.Name, rec[:len(rec)-1])
+	require.NoError(t, err)
+	require.Zero(t, old.Stuck)
+	require.Equal(t, q.Counts, old.Counts)
+}
+
+func TestOpenIndexesThePreparedMessagesOfAnOlderStore(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "queuectl.db")
+	s, err := Open(path, Options{NoSync: true})
+	require.NoError(t, err)
+	p := storetest.Prepared(storetest.NewMessage())
+	p.CreatedAt = storetest.Now().Add(-time.Hour)
+	require.NoError(t, s.Update(t.Context(), func(w store.Writer) error {
+		return w.Insert(p, nil, storetest.Entry("prepared"))
+	}))
+	require.NoError(t, s.Close())
+	// The store as a queuectl from before the check-back left it.
+	db, err := bbolt.Open(path, 0o600, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Update(func(tx *bbolt.Tx) error { return tx.DeleteBucket([]byte(bucketChecks)) }))
+	require.NoError(t, db.Close())
+
+	s, err = Open(path, Options{NoSync: true})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		require.NoError(t, s.Close())
+		checkFile(t, path)
+	})
+	j, err := s.Join(t.Context(), store.JoinParams{ID: "N1"})
+	require.NoError(t, err)
+	res, err := s.ClaimChecks(t.Context(), store.ClaimChecksParams{Node: j.Node, After: time.Minute, Interval: time.Minute, Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, res.Claimed, 1, "the PEND message of the older store is checked")
+	require.Equal(t, p.ID, res.Claimed[0].ID)
+}
+
+func TestClaimChecksOnTheStoreClock(t *testing.T) {
+	t.Parallel()
+	clock := &testClock{now: storetest.At(0)}
+	path := filepath.Join(t.TempDir(), "queuectl.db")
+	s, err := Open(path, Options{NoSync: true, Clock: clock.Now})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		require.NoError(t, s.Close())
+		checkFile(t, path)
+	})
+	ctx := t.Context()
+	j, err := s.Join(ctx, store.JoinParams{ID: "N1"})
+	require.NoError(t, err)
+	p := storetest.Prepared(storetest.NewMessage())
+	p.CreatedAt = time.Time{} // the store's clock stamps it
+	require.NoError(t, s.Update(ctx, func(w store.Writer) error { return w.Insert(p, nil, storetest.Entry("prepared")) }))
+	claim := func() *store.ClaimChecksResult {
+		t.Helper()
+		res, err := s.ClaimChecks(ctx, store.ClaimChecksParams{Node: j.Node, After: 30 * time.Second, Interval: 10 * time.Second, Limit: 10})
+		require.NoError(t, err)
+		return res
+	}
+
+	res := claim()
+	require.Empty(t, res.Claimed)
+	require.Equal(t, storetest.At(0).Add(30*time.Second), res.NextDue, "due tx.check_after after it was prepared")
+	clock.Add(30 * time.Second)
+	res = claim()
+	require.Len(t, res.Claimed, 1, "due exactly then")
+	require.Equal(t, storetest.At(0).Add(30*time.Second), *res.Claimed[0].LastCheckAt)
+	require.Equal(t, storetest.At(0).Add(40*time.Second), res.NextDue, "due again tx.check_interval after its check")
+	clock.Add(9 * time.Second)
+	res = claim()
+	require.Empty(t, res.Claimed)
+	require.Equal(t, storetest.At(0).Add(40*time.Second), res.NextDue, "due again tx.check_interval after its check")
+	clock.Add(time.Second)
+	require.Len(t, claim().Claimed, 1)
+}
