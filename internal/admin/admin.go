@@ -43,6 +43,9 @@ type Service interface {
 	Names(ctx context.Context, p NamesParams) ([]string, error)
 	Operator
 	EOIO
+	// RecordRefusal writes the audit entry of a request that a front end
+	// refused before it reached the service.
+	RecordRefusal(ctx context.Context, r Refusal) error
 	// Close releases the service's store or connection.
 	Close() error
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
 	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/output"
 )
 
 // Exit codes of §5.
@@ -59,7 +60,8 @@ func ExitCode(err error) int {
 	return ExitError
 }
 
-// PrintError writes err to w as `queuectl: <message>`, plus its hint line.
+// PrintError writes err to w as `queuectl: <message>`, plus its hint line,
+// escaped for the terminal.
 func PrintError(w io.Writer, err error) {
 	var silent *ErrSilent
 	var printed interface{ Printed() bool }
@@ -73,8 +75,9 @@ func PrintError(w io.Writer, err error) {
 	case errors.Is(err, context.DeadlineExceeded):
 		msg = "timed out (see --timeout): " + msg
 	}
-	fmt.Fprintf(w, "queuectl: %s\n", msg)
+	// An error may quote what a producer, a receiver or the user wrote.
+	fmt.Fprintf(w, "queuectl: %s\n", output.Escape(msg))
 	if hint := domain.HintOf(err); hint != "" {
-		fmt.Fprintf(w, "hint: %s\n", hint)
+		fmt.Fprintf(w, "hint: %s\n", output.Escape(hint))
 	}
 }

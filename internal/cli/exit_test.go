@@ -75,6 +75,8 @@ func TestPrintError(t *testing.T) {
 		{"wrapped hint", fmt.Errorf("line 3: %w", domain.WithHint(domain.ErrInvalid, "bad", "fix it")), "queuectl: line 3: bad\nhint: fix it\n"},
 		{"interrupted", fmt.Errorf("send: %w", context.Canceled), "queuectl: interrupted\n"},
 		{"timeout", fmt.Errorf("listing: %w", context.DeadlineExceeded), "queuectl: timed out (see --timeout): listing: context deadline exceeded\n"},
+		{"control characters escaped", domain.WithHint(domain.ErrInvalid, "queue \"X\x1b]0;pwned\a\" is too long", "see\x1b[2J"),
+			"queuectl: queue \"X\\x1b]0;pwned\\x07\" is too long\nhint: see\\x1b[2J\n"},
 		{"silent", &ErrSilent{Code: 5}, ""},
 		{"printed bulk result", cmdutil.Printed(domain.Conflictf("none of 2 changed")), ""},
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/buildinfo"
 	"github.com/queuectl/queuectl/internal/cli/audit"
 	"github.com/queuectl/queuectl/internal/cli/bench"
@@ -48,15 +49,32 @@ func Main() int {
 func Run(ctx context.Context, f *cmdutil.Factory, args []string) int {
 	root := NewRootCmd(f)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err != nil {
+		err = classifyCobraError(err)
+		auditRefusal(ctx, f, cmd, err)
+	}
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
 	if err != nil {
-		err = classifyCobraError(err)
 		PrintError(f.IO.ErrOut, err)
 	}
 	return ExitCode(err)
+}
+
+// auditRefusal records a usage error (exit 2) of a command whose refusals
+// are audited — a send, an operator or admin action — when the command
+// refused it before the service saw it (§6).
+func auditRefusal(ctx context.Context, f *cmdutil.Factory, cmd *cobra.Command, err error) {
+	action := ""
+	if cmd != nil {
+		action = cmdutil.AuditAction(cmd)
+	}
+	if action == "" || ExitCode(err) != ExitUsage {
+		return
+	}
+	f.RecordRefusal(ctx, admin.Refusal{Action: action, Targets: cmd.Flags().Args(), Reason: err.Error()})
 }
 
 // NewRootCmd builds the command tree.
@@ -91,6 +109,7 @@ New here? Run 'queuectl demo', then 'queuectl queue blocked'.`,
 	root.SetErr(f.IO.ErrOut)
 	// --timeout bounds every command but the long-running ones.
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		f.CreateStore = cmdutil.MayCreateStore(cmd)
 		// Shell completion parses the global flags itself, after this runs:
 		// reading the configuration now would read it without them.
 		if cmd.Name() == "serve" || cmd.Name() == "demo" || cmd.Name() == cobra.ShellCompRequestCmd {

@@ -102,6 +102,8 @@ func TestRunErrors(t *testing.T) {
 	t.Parallel()
 
 	b := setup(t)
+	r := b.run(t, "", "tune", "set", "EO_OUTBOUND_PARALLEL", "1") // makes the store
+	require.Equal(t, 0, r.code, r.stderr)
 	unknown := domain.NewID()
 	tests := []struct {
 		name   string
@@ -121,6 +123,7 @@ func TestRunErrors(t *testing.T) {
 		{"send without qos", []string{"send", "--sender", "ERP"}, 2, "queuectl: --qos is required"},
 		{"unsupported store", []string{"--store", "mysql://q:s3cret@db/q", "queue", "list"}, 2, "REDACTED"},
 		{"postgres store down", []string{"--store", "postgres://q:s3cret@127.0.0.1:1/q", "queue", "list"}, 6, "postgres://q:REDACTED@127.0.0.1:1/q"},
+		{"no store", []string{"--db", filepath.Join(filepath.Dir(b.db), "typo.db"), "queue", "list"}, 6, "queuectl: there is no store at "},
 	}
 	for _, tt := range tests {
 		r := b.run(t, "", tt.args...)
@@ -145,9 +148,10 @@ func TestRunSendJSONLStoresNothingOnABadLine(t *testing.T) {
 	require.Contains(t, r.stderr, "nothing was stored")
 	require.Empty(t, r.stdout)
 
+	// Nothing at all: not even the store the first message would create.
 	r = b.run(t, "", "message", "list", "-o", "json")
-	require.Equal(t, 0, r.code, r.stderr)
-	require.Equal(t, "[]\n", r.stdout)
+	require.Equal(t, 6, r.code, r.stderr)
+	require.Contains(t, r.stderr, "there is no store at ")
 
 	r = b.run(t, strings.Replace(in, "orders_de", "ORDERS_AT", 1), "send", "--jsonl")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -162,7 +166,9 @@ func TestRunQuietAndEmpty(t *testing.T) {
 	t.Parallel()
 
 	b := setup(t)
-	r := b.run(t, "", "queue", "list")
+	r := b.run(t, "", "tune", "set", "EO_OUTBOUND_PARALLEL", "1") // makes the store
+	require.Equal(t, 0, r.code, r.stderr)
+	r = b.run(t, "", "queue", "list")
 	require.Equal(t, 0, r.code)
 	require.Empty(t, r.stdout)
 	require.Equal(t, "queuectl: no queues match\n", r.stderr, "an empty table says so on stderr")

@@ -109,6 +109,7 @@ func (c *Config) ranges() []rangeCheck {
 		{e.Blacklisting.Crashes >= 1, fmt.Sprintf("engine.blacklisting.crashes %d must be at least 1", e.Blacklisting.Crashes)},
 		notNegative("engine.retention.delivered", e.Retention.Delivered),
 		notNegative("engine.retention.failed", e.Retention.Failed),
+		notNegative("engine.retention.audit", e.Retention.Audit),
 		notNegative("engine.shutdown_timeout", e.ShutdownTimeout),
 		positive("tx.check_after", c.Tx.CheckAfter),
 		positive("tx.check_interval", c.Tx.CheckInterval),
@@ -143,6 +144,9 @@ func (r Receiver) validate(name string) error {
 		if len(r.Command) == 0 || strings.TrimSpace(r.Command[0]) == "" {
 			return domain.Invalidf("%s: type exec needs command (the program and its arguments)", key)
 		}
+		if err := validateEnv(name, r.Env, r.InheritEnv); err != nil {
+			return err
+		}
 	case "file":
 		if r.Dir == "" {
 			return domain.Invalidf("%s: type file needs dir", key)
@@ -150,6 +154,9 @@ func (r Receiver) validate(name string) error {
 	case "discard":
 	default:
 		return domain.Invalidf("%s: type %q must be http, exec, file or discard", key, r.Type)
+	}
+	if r.Type != "exec" && (len(r.Env) > 0 || len(r.InheritEnv) > 0) {
+		return domain.Invalidf("%s: env and inherit_env are for exec receivers, not %s", key, r.Type)
 	}
 	return nil
 }

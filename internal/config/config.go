@@ -63,10 +63,12 @@ type Blacklisting struct {
 	Crashes int  `mapstructure:"crashes" yaml:"crashes"`
 }
 
-// Retention says how long final messages are kept before purging.
+// Retention says how long final messages and audit entries are kept
+// before purging.
 type Retention struct {
 	Delivered time.Duration `mapstructure:"delivered" yaml:"delivered"`
 	Failed    time.Duration `mapstructure:"failed" yaml:"failed"`
+	Audit     time.Duration `mapstructure:"audit" yaml:"audit"`
 }
 
 // Receiver is one configured receiver endpoint (§8).
@@ -77,6 +79,10 @@ type Receiver struct {
 	Dir     string            `mapstructure:"dir" yaml:"dir,omitempty"`
 	Timeout time.Duration     `mapstructure:"timeout" yaml:"timeout,omitempty"`
 	Headers map[string]string `mapstructure:"headers" yaml:"headers,omitempty"`
+	// Env and InheritEnv add to an exec command's clean environment: its
+	// own variables, and the names of serve's variables it may see.
+	Env        map[string]string `mapstructure:"env" yaml:"env,omitempty"`
+	InheritEnv []string          `mapstructure:"inherit_env" yaml:"inherit_env,omitempty"`
 }
 
 // Route maps a sender and interface to receivers.

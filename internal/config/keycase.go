@@ -1,7 +1,6 @@
 package config
 
 import (
-	"os"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -22,13 +21,10 @@ type namedSections struct {
 // lowercases: without it a receiver configured as WMS would be stored as wms
 // and never match a message sent to WMS. A name that YAML reads as null, like
 // the NULL receiver of §8, keeps its text too.
-func restoreKeyCase(file string, c *Config) error {
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return domain.Invalidf("config file %s: %v", file, err)
-	}
+func restoreKeyCase(file string, b []byte, c *Config) error {
 	var raw namedSections
-	if err := yaml.Unmarshal(b, &raw); err != nil {
+	err := yaml.Unmarshal(b, &raw)
+	if err != nil {
 		return domain.Invalidf("config file %s is not valid YAML: %v", file, err)
 	}
 	for i := 0; i+1 < len(raw.Receivers.Content); i += 2 {
@@ -38,6 +34,10 @@ func restoreKeyCase(file string, c *Config) error {
 			continue
 		}
 		if rc.Headers, err = recase("receivers."+name.Value+".headers", rc.Headers, mappingValue(body, "headers")); err != nil {
+			return err
+		}
+		// Environment variable names are case-sensitive.
+		if rc.Env, err = recase("receivers."+name.Value+".env", rc.Env, mappingValue(body, "env")); err != nil {
 			return err
 		}
 		c.Receivers[viperKey(name)] = rc

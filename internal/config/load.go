@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
 	"os"
@@ -49,6 +50,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("engine.blacklisting.crashes", 2)
 	v.SetDefault("engine.retention.delivered", "24h")
 	v.SetDefault("engine.retention.failed", "720h")
+	v.SetDefault("engine.retention.audit", "2160h")
 	v.SetDefault("engine.shutdown_timeout", "30s")
 	v.SetDefault("tx.check_after", "30s")
 	v.SetDefault("tx.check_interval", "30s")
@@ -112,19 +114,24 @@ func Load(flags *pflag.FlagSet) (*Config, error) {
 	} else {
 		file = DefaultFile()
 	}
+	var raw []byte
 	if file != "" {
-		v.SetConfigFile(file)
+		var err error
+		raw, err = ReadBounded(file, MaxFile)
+		var pe *fs.PathError
+		switch {
+		case errors.As(err, &pe) && errors.Is(err, fs.ErrNotExist) && !explicit:
+			file = ""
+		case errors.As(err, &pe):
+			return nil, domain.Invalidf("config file %s: %v", file, pe.Err)
+		case err != nil:
+			return nil, domain.Invalidf("config file %v", err)
+		}
+	}
+	if file != "" {
 		v.SetConfigType("yaml")
-		if err := v.ReadInConfig(); err != nil {
-			var pe *fs.PathError
-			switch {
-			case errors.As(err, &pe) && errors.Is(err, fs.ErrNotExist) && !explicit:
-				file = ""
-			case errors.As(err, &pe):
-				return nil, domain.Invalidf("config file %s: %v", file, pe.Err)
-			default:
-				return nil, domain.Invalidf("config file %s is not valid YAML: %v", file, err)
-			}
+		if err := v.ReadConfig(bytes.NewReader(raw)); err != nil {
+			return nil, domain.Invalidf("config file %s is not valid YAML: %v", file, err)
 		}
 	}
 
@@ -138,7 +145,7 @@ func Load(flags *pflag.FlagSet) (*Config, error) {
 		return nil, domain.Invalidf("configuration: %s", cleanDecodeError(err))
 	}
 	if file != "" {
-		if err := restoreKeyCase(file, &c); err != nil {
+		if err := restoreKeyCase(file, raw, &c); err != nil {
 			return nil, err
 		}
 	}

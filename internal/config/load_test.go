@@ -107,7 +107,7 @@ func TestLoadDefaults(t *testing.T) {
 				Count: 3, Interval: 5 * time.Minute, Backoff: "fixed", MaxInterval: time.Hour,
 			},
 			Blacklisting:    config.Blacklisting{Enabled: true, Crashes: 2},
-			Retention:       config.Retention{Delivered: 24 * time.Hour, Failed: 720 * time.Hour},
+			Retention:       config.Retention{Delivered: 24 * time.Hour, Failed: 720 * time.Hour, Audit: 2160 * time.Hour},
 			ShutdownTimeout: 30 * time.Second,
 		},
 		Tx:      config.Tx{CheckAfter: 30 * time.Second, CheckInterval: 30 * time.Second, MaxChecks: 10, CheckTimeout: 10 * time.Second},
@@ -325,6 +325,12 @@ func TestLoadInvalidValues(t *testing.T) {
 		{"exec without command", "receivers: {ARCHIVE: {type: exec}}\n", nil, "receivers.ARCHIVE: type exec needs command"},
 		{"file without dir", "receivers: {DROPBOX: {type: file}}\n", nil, "receivers.DROPBOX: type file needs dir"},
 		{"receiver name", "receivers: {'W M S': {type: discard}}\n", nil, `receiver "W M S"`},
+		{"env name", "receivers: {A: {type: exec, command: [x], env: {'A-B': x}}}\n", nil, `receivers.A.env: "A-B" is not an environment variable name`},
+		{"env QUEUECTL_", "receivers: {A: {type: exec, command: [x], env: {QUEUECTL_SEQ: '1'}}}\n", nil, `receivers.A.env: QUEUECTL_SEQ: the QUEUECTL_ variables are the message's metadata`},
+		{"inherit_env QUEUECTL_", "receivers: {A: {type: exec, command: [x], inherit_env: [queuectl_token]}}\n", nil, `receivers.A.inherit_env: queuectl_token`},
+		{"inherit_env name", "receivers: {A: {type: exec, command: [x], inherit_env: ['1X']}}\n", nil, `receivers.A.inherit_env: "1X"`},
+		{"env on http", "receivers: {A: {type: http, urls: ['http://127.0.0.1:9000/in'], env: {X: y}}}\n", nil, `receivers.A: env and inherit_env are for exec receivers, not http`},
+		{"audit retention", "engine: {retention: {audit: -1h}}\n", nil, "engine.retention.audit -1h0m0s must not be negative"},
 		{"undefined context flag", "contexts: {prod: {server: 'https://x'}}\n", []string{"--context", "staging"}, `context "staging" is not defined`},
 		{"undefined context, none defined", "", []string{"--context", "prod"}, `context "prod" is not defined`},
 		{"undefined current_context", "current_context: staging\ncontexts: {prod: {server: 'https://x'}}\n", nil, `current_context "staging" is not defined`},
@@ -352,7 +358,8 @@ engine:
   retry: {count: 5, interval: 30s, backoff: exponential, max_interval: 10m}
 receivers:
   WMS:     {type: http, urls: ["http://127.0.0.1:9000/in", "http://127.0.0.1:9001/in"], timeout: 30s, headers: {X-Env: prod}}
-  ARCHIVE: {type: exec, command: ["/usr/local/bin/archive", "--stdin"], timeout: 10s}
+  ARCHIVE: {type: exec, command: ["/usr/local/bin/archive", "--stdin"], timeout: 10s,
+            env: {Archive_Mode: full, TMPDIR: /var/tmp}, inherit_env: [AWS_PROFILE, http_proxy]}
   DROPBOX: {type: file, dir: /var/spool/queuectl/out}
   NULL:    {type: discard}
 routes:
@@ -375,6 +382,8 @@ current_context: prod
 		Timeout: 30 * time.Second, Headers: map[string]string{"X-Env": "prod"},
 	}, c.Receivers["WMS"], "header keys keep their case")
 	require.Equal(t, []string{"/usr/local/bin/archive", "--stdin"}, c.Receivers["ARCHIVE"].Command)
+	require.Equal(t, map[string]string{"Archive_Mode": "full", "TMPDIR": "/var/tmp"}, c.Receivers["ARCHIVE"].Env, "environment names keep their case")
+	require.Equal(t, []string{"AWS_PROFILE", "http_proxy"}, c.Receivers["ARCHIVE"].InheritEnv)
 	require.Equal(t, "/var/spool/queuectl/out", c.Receivers["DROPBOX"].Dir)
 	require.Equal(t, "discard", c.Receivers["NULL"].Type)
 	require.Equal(t, []config.Route{{Sender: "ERP", Interface: "OrderCreate", Receivers: []string{"WMS", "ARCHIVE"}}}, c.Routes)

@@ -9,7 +9,8 @@ import (
 
 // Redacted returns a copy fit to show: the token, passwords in the store
 // URLs (of the configuration and of its contexts) and in receiver URLs, and
-// receiver headers that carry credentials are replaced by a marker.
+// receiver headers and exec environment variables that carry credentials
+// are replaced by a marker.
 func (c *Config) Redacted() *Config {
 	r := *c
 	if r.Token != "" {
@@ -34,6 +35,12 @@ func (c *Config) Redacted() *Config {
 			for k := range rc.Headers {
 				if secretHeader(k) {
 					rc.Headers[k] = redactedMark
+				}
+			}
+			rc.Env = maps.Clone(rc.Env)
+			for k := range rc.Env {
+				if secretEnv(k) {
+					rc.Env[k] = redactedMark
 				}
 			}
 			r.Receivers[name] = rc
@@ -106,6 +113,18 @@ func secretHeader(key string) bool {
 	}
 	for _, w := range []string{"token", "secret", "password", "api-key", "apikey"} {
 		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// secretEnv reports whether an environment variable's value is likely a
+// credential (API_KEY, AWS_SECRET_ACCESS_KEY, PGPASSWORD, ...).
+func secretEnv(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range []string{"token", "secret", "passw", "key", "credential", "auth"} {
+		if strings.Contains(n, w) {
 			return true
 		}
 	}

@@ -46,9 +46,16 @@ func TestRedactedReceivers(t *testing.T) {
 				"Authorization": "Bearer abc", "X-Api-Key": "k", "X-Auth-Token": "t", "X-Env": "prod",
 			}},
 			"NULL": {Type: "discard"},
+			"ARCHIVE": {Type: "exec", Command: []string{"archive"}, Env: map[string]string{
+				"API_KEY": "k", "PGPASSWORD": "p", "S3_SECRET": "s", "GH_TOKEN": "t", "MODE": "full",
+			}},
 		},
 	}
 	r := c.Redacted()
+	require.Equal(t, map[string]string{
+		"API_KEY": "REDACTED", "PGPASSWORD": "REDACTED", "S3_SECRET": "REDACTED", "GH_TOKEN": "REDACTED", "MODE": "full",
+	}, r.Receivers["ARCHIVE"].Env)
+	require.Equal(t, "p", c.Receivers["ARCHIVE"].Env["PGPASSWORD"], "the original keeps its values")
 	require.Equal(t, "postgres://db.example/queuectl?password=REDACTED&sslmode=require", r.Store)
 	require.Equal(t, []string{"https://wms:REDACTED@wms.example/in", "https://wms2.example/in"}, r.Receivers["WMS"].URLs)
 	require.Equal(t, map[string]string{

@@ -15,6 +15,7 @@ const (
 	MaxHeaders        = 64
 	MaxHeaderKey      = 64
 	MaxHeaderValue    = 1024
+	MaxReason         = 1024
 	DefaultMaxPayload = 10 << 20
 )
 
@@ -56,18 +57,18 @@ func ValidateAppQueue(name string) error {
 	return nil
 }
 
-// ValidateInterface checks the optional interface name: at most 120 characters.
+// ValidateInterface checks the optional interface name: at most 120
+// characters of printable UTF-8 text (§2).
 func ValidateInterface(name string) error {
 	if n := utf8.RuneCountInString(name); n > MaxInterface {
 		return Invalidf("interface is %d characters long; the limit is %d", n, MaxInterface)
 	}
-	if !utf8.ValidString(name) {
-		return Invalidf("interface %q is not valid UTF-8", name)
-	}
-	return nil
+	return CheckText("interface", name)
 }
 
-// ValidateHeaders checks the header map: at most 64 entries, keys [A-Za-z0-9-]{1,64}, values at most 1 KiB.
+// ValidateHeaders checks the header map: at most 64 entries, keys
+// [A-Za-z0-9-]{1,64} unique ignoring case (HTTP receivers would merge X-Id
+// and x-id into one header), values at most 1 KiB of printable text.
 func ValidateHeaders(h map[string]string) error {
 	if len(h) > MaxHeaders {
 		return Invalidf("%d headers given; the limit is %d", len(h), MaxHeaders)
@@ -78,6 +79,7 @@ func ValidateHeaders(h map[string]string) error {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
+	seen := make(map[string]string, len(keys))
 	for _, k := range keys {
 		v := h[k]
 		if k == "" || len(k) > MaxHeaderKey {
@@ -88,9 +90,44 @@ func ValidateHeaders(h map[string]string) error {
 				return Invalidf("header key %q contains %q; allowed are A-Z a-z 0-9 -", k, r)
 			}
 		}
+		if other, dup := seen[strings.ToLower(k)]; dup {
+			return Invalidf("header keys %q and %q differ only in case; header keys must be unique ignoring case", other, k)
+		}
+		seen[strings.ToLower(k)] = k
 		if len(v) > MaxHeaderValue {
 			return Invalidf("header %q has a value of %d bytes; the limit is %d", k, len(v), MaxHeaderValue)
 		}
+		if err := CheckText(fmt.Sprintf("header %q", k), v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ValidateReason checks an operator's --reason (§2): at most 1 KiB of
+// printable text. It is recorded in history and audit entries.
+func ValidateReason(reason string) error {
+	if len(reason) > MaxReason {
+		return Invalidf("reason is %d bytes long; the limit is %d", len(reason), MaxReason)
+	}
+	return CheckText("reason", reason)
+}
+
+// CheckText refuses text that is not UTF-8 or holds a control character
+// (C0, DEL or C1) other than tab (§2): such text could break an HTTP
+// header or an environment variable, or drive an operator's terminal.
+// field names the text in the error.
+func CheckText(field, s string) error {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			return Invalidf("%s %q is not valid UTF-8 (at byte %d)", field, s, i)
+		case r == '\t':
+		case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0:
+			return Invalidf("%s %q contains the control character %U at byte %d; only tab is allowed", field, s, r, i)
+		}
+		i += size
 	}
 	return nil
 }

@@ -118,6 +118,22 @@ func TestValidateInterface(t *testing.T) {
 
 	requireInvalid(t, domain.ValidateInterface(strings.Repeat("i", domain.MaxInterface+1)), "interface", "121 characters", "limit is 120")
 	requireInvalid(t, domain.ValidateInterface("bad\xff"), "interface", "UTF-8")
+	require.NoError(t, domain.ValidateInterface("Order\tCreate"), "tab is allowed")
+	require.NoError(t, domain.ValidateInterface("Order\uFFFD"), "a replacement character is text like any other")
+	for _, bad := range map[string]string{"newline": "a\nb", "CR": "a\rb", "NUL": "a\x00b", "ESC": "a\x1b[2Jb", "DEL": "a\x7f", "C1": "a\u009bb"} {
+		requireInvalid(t, domain.ValidateInterface(bad), "interface", "control character")
+	}
+}
+
+func TestValidateReason(t *testing.T) {
+	t.Parallel()
+
+	require.NoError(t, domain.ValidateReason(""))
+	require.NoError(t, domain.ValidateReason("duplicate of 4711\tsee ticket OPS-12 (ü)"))
+	require.NoError(t, domain.ValidateReason(strings.Repeat("r", domain.MaxReason)))
+	requireInvalid(t, domain.ValidateReason(strings.Repeat("r", domain.MaxReason+1)), "reason", "1025 bytes", "limit is 1024")
+	requireInvalid(t, domain.ValidateReason("done\nhint: forged"), "reason", "control character U+000A")
+	requireInvalid(t, domain.ValidateReason("\xff"), "reason", "UTF-8")
 }
 
 func TestValidateHeadersAccepts(t *testing.T) {
@@ -130,7 +146,7 @@ func TestValidateHeadersAccepts(t *testing.T) {
 	for _, h := range []map[string]string{
 		nil,
 		{},
-		{"X-Env": "prod", "trace-id": "", "A1": "any text: ü, spaces, =, ;"},
+		{"X-Env": "prod", "trace-id": "", "A1": "any text: ü, spaces, =, ;", "X-Tab": "a\tb"},
 		full,
 		{strings.Repeat("k", domain.MaxHeaderKey): strings.Repeat("v", domain.MaxHeaderValue)}, // 64-char key, 1024-byte value
 	} {
@@ -158,6 +174,10 @@ func TestValidateHeadersRefuses(t *testing.T) {
 		{"colon in key", map[string]string{"X-Env:": "v"}, []string{`"X-Env:"`, `':'`}},
 		{"space in key", map[string]string{"X Env": "v"}, []string{`' '`}},
 		{"1025-byte value", map[string]string{"X-Big": strings.Repeat("v", domain.MaxHeaderValue+1)}, []string{`"X-Big"`, "1025 bytes", "limit is 1024"}},
+		{"CR LF in a value", map[string]string{"X-A": "a\r\nX-Injected: 1"}, []string{`header "X-A"`, "control character U+000D"}},
+		{"NUL in a value", map[string]string{"X-A": "a\x00"}, []string{`header "X-A"`, "control character U+0000"}},
+		{"value not UTF-8", map[string]string{"X-A": "\xfe"}, []string{`header "X-A"`, "UTF-8"}},
+		{"keys equal ignoring case", map[string]string{"k": "1", "K": "2"}, []string{`"K" and "k"`, "unique ignoring case"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -22,14 +22,15 @@ const (
 	permSend                    // send messages
 	permAdmin                   // tune, purge, eoio switch
 	permDoc                     // the OpenAPI document: every role may read it
+	permRefusal                 // record a refusal of one's own request: every role
 )
 
 // Roles maps each role of §6 to what it may do. Deny by default.
 var roles = map[string][]perm{
-	"monitor":  {permDoc, permRead},
-	"operator": {permDoc, permRead, permPayload, permOperate, permTx},
-	"admin":    {permDoc, permRead, permPayload, permOperate, permTx, permAdmin},
-	"producer": {permDoc, permSend, permTx},
+	"monitor":  {permDoc, permRefusal, permRead},
+	"operator": {permDoc, permRefusal, permRead, permPayload, permOperate, permTx},
+	"admin":    {permDoc, permRefusal, permRead, permPayload, permOperate, permTx, permAdmin},
+	"producer": {permDoc, permRefusal, permSend, permTx},
 }
 
 // RoleNames lists the roles, for validation and help.

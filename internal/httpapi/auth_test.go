@@ -53,6 +53,7 @@ var (
 // one message in each status the routes need.
 type authBundle struct {
 	svc    *local.Service
+	api    *Server
 	st     store.Store
 	srv    *httptest.Server // --listen: tokens decide
 	socket *httptest.Server // the unix socket: trusted
@@ -91,7 +92,7 @@ func setupAuth(t *testing.T, tokens []config.Token) *authBundle {
 		Service: svc, Auditor: svc, Tokens: tokens,
 		Metrics: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "queuectl_up 1\n") }),
 	})
-	b := &authBundle{svc: svc, st: st, ndlv: msgs[0].ID, pend: msgs[1].ID,
+	b := &authBundle{svc: svc, api: api, st: st, ndlv: msgs[0].ID, pend: msgs[1].ID,
 		srv: httptest.NewServer(api.Handler(false)), socket: httptest.NewServer(api.Handler(true))}
 	t.Cleanup(b.srv.Close)
 	t.Cleanup(b.socket.Close)
@@ -139,6 +140,8 @@ func (b *authBundle) endpoints() []endpoint {
 		{method: "DELETE", path: "/v1/tuning/EO_OUTBOUND_PARALLEL?sub=WMS", roles: admins, mutating: true, want: 200,
 			route: "DELETE /v1/tuning/{param...}"},
 		{method: "GET", path: "/v1/audit", roles: readers, want: 200, route: "GET /v1/audit"},
+		{method: "POST", path: "/v1/audit/refusals", body: `{"action":"purge","reason":"--older-than \"-1h\" must not be negative"}`,
+			roles: everyRole, want: 204, route: "POST /v1/audit/refusals"},
 		{method: "GET", path: "/v1/names?kind=queue", roles: readers, want: 200, route: "GET /v1/names"},
 		{method: "POST", path: "/v1/purge", body: `{"dry_run":true}`, roles: admins, mutating: true, want: 200, route: "POST /v1/purge"},
 		{method: "GET", path: "/v1/eoio", roles: readers, want: 200, route: "GET /v1/eoio"},
@@ -186,6 +189,7 @@ func TestRoleMatrix(t *testing.T) {
 	}
 
 	var want []deniedEntry
+	anonymous := 0
 	for _, e := range eps {
 		name := e.method + " " + e.path
 		callers := []struct{ actor, auth string }{
@@ -207,38 +211,58 @@ func TestRoleMatrix(t *testing.T) {
 			case c.actor == "anonymous":
 				require.Equal(t, http.StatusUnauthorized, got, "%s with %q", name, c.auth)
 				require.Equal(t, "unauthorized", env.Code)
+				// Refusals without a token are recorded once a minute per
+				// address, with a count of the rest: here, the first.
 				if e.mutating {
-					want = append(want, deniedEntry{c.actor, e.method + " " + strings.Split(e.path, "?")[0]})
+					if anonymous == 0 {
+						want = append(want, deniedEntry{c.actor, e.method + " " + strings.Split(e.path, "?")[0]})
+					}
+					anonymous++
 				}
 			default:
 				require.Equal(t, http.StatusForbidden, got, "%s as %s", name, c.actor)
 				require.Equal(t, "forbidden", env.Code)
 				require.Contains(t, env.Message, "token "+c.actor+" may not")
-				if e.mutating {
-					want = append(want, deniedEntry{c.actor, e.method + " " + strings.Split(e.path, "?")[0]})
-				}
+				// A token's refusals are recorded, whatever it asked.
+				want = append(want, deniedEntry{c.actor, e.method + " " + strings.Split(e.path, "?")[0]})
 			}
 		}
 	}
 
-	// Every refused mutating request, and nothing else, is in the audit log
-	// as denied, with who asked and from where.
-	var got []deniedEntry
-	require.NoError(t, b.svc.Audit(context.Background(), admin.AuditFilter{OldestFirst: true}, func(e *domain.AuditEntry) error {
-		if e.Result != domain.AuditDenied {
+	// Every refusal with a token, and the first without, and nothing else,
+	// is in the audit log as denied, with who asked and from where.
+	denied := func() []*domain.AuditEntry {
+		var out []*domain.AuditEntry
+		require.NoError(t, b.svc.Audit(context.Background(), admin.AuditFilter{OldestFirst: true}, func(e *domain.AuditEntry) error {
+			if e.Result == domain.AuditDenied {
+				require.Equal(t, "127.0.0.1", e.Source, "the source address of %s", e.Action)
+				require.NotEmpty(t, e.Detail)
+				require.False(t, e.At.IsZero())
+				out = append(out, e)
+			}
 			return nil
-		}
-		require.Equal(t, "127.0.0.1", e.Source, "the source address of %s", e.Action)
-		require.NotEmpty(t, e.Detail)
-		require.False(t, e.At.IsZero())
+		}))
+		return out
+	}
+	var got []deniedEntry
+	for _, e := range denied() {
 		got = append(got, deniedEntry{e.Actor, e.Action})
-		return nil
-	}))
+	}
 	require.Equal(t, want, got)
-	// 13 mutating endpoints × 5 anonymous callers, and the roles refused:
-	// send 3, six operator actions 2 each, two tx actions 1 each, tune,
-	// untune, purge and eoio switch 3 each.
-	require.Len(t, got, 13*5+3+6*2+2*1+4*3)
+	// The first anonymous refusal, and the roles refused: ten reading
+	// routes to the producer, payloads to 2 roles, send 3, six operator
+	// actions 2 each, two tx actions 1 each, tune, untune, purge and eoio switch
+	// 3 each.
+	require.Len(t, got, 1+10+2+3+6*2+2*1+4*3)
+	// 13 mutating endpoints × 5 anonymous callers: the others are counted,
+	// and the count is written when the server closes.
+	require.Equal(t, 13*5, anonymous)
+	b.api.Close()
+	all := denied()
+	require.Len(t, all, len(got)+1)
+	summary := all[len(all)-1]
+	require.Equal(t, "anonymous", summary.Actor)
+	require.Contains(t, summary.Detail, fmt.Sprintf("%d more requests without a valid token were refused from 127.0.0.1", 13*5-1))
 
 	// The allowed mutating requests are audited under the token's name.
 	var actors []string
@@ -248,7 +272,8 @@ func TestRoleMatrix(t *testing.T) {
 		}
 		return nil
 	}))
-	require.ElementsMatch(t, []string{"ops-operator", "ops-admin", "ops-producer"}, actors)
+	// (The monitor only reported a refusal of its own.)
+	require.ElementsMatch(t, []string{"ops-monitor", "ops-operator", "ops-admin", "ops-producer"}, actors)
 }
 
 func TestTrustedSocketAllowsEverything(t *testing.T) {

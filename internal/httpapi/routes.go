@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -35,6 +37,8 @@ func (s *Server) table() []route {
 		{Method: "PUT", Pattern: "/v1/tuning/{param...}", perm: permAdmin, mutating: true, handle: s.tune},
 		{Method: "DELETE", Pattern: "/v1/tuning/{param...}", perm: permAdmin, mutating: true, handle: s.untune},
 		{Method: "GET", Pattern: "/v1/audit", perm: permRead, handle: s.audit},
+		// A client's own refusals: any token may report its holder's.
+		{Method: "POST", Pattern: "/v1/audit/refusals", perm: permRefusal, handle: s.recordRefusal},
 		{Method: "GET", Pattern: "/v1/names", perm: permRead, handle: s.names},
 		{Method: "POST", Pattern: "/v1/purge", perm: permAdmin, mutating: true, handle: s.purge},
 		{Method: "GET", Pattern: "/v1/eoio", perm: permRead, handle: s.eoioStatus},
@@ -158,7 +162,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) error {
 	var body wire.SendBody
 	// base64 grows a payload by a third; 32 MiB leaves room for a batch of small ones.
 	if err := s.decode(w, r, &body, s.opts.MaxPayload/3*4+32<<20); err != nil {
-		return err
+		return refusal{err}
 	}
 	prepare := r.URL.Query().Get("prepare") == "true"
 	reqs := make([]domain.SendRequest, len(body.Messages))
@@ -167,15 +171,15 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			if len(body.Messages) == 1 {
 				// As the service does: a single message is refused without its position.
-				return err
+				return refusal{err}
 			}
-			return &admin.RequestError{Index: i, Err: err}
+			return refusal{&admin.RequestError{Index: i, Err: err}}
 		}
 		req.Prepare = req.Prepare || prepare
 		reqs[i] = req
 	}
 	if len(reqs) == 0 {
-		return domain.Invalidf("no messages in the request")
+		return refusal{domain.Invalidf("no messages in the request")}
 	}
 	msgs, err := s.opts.Service.Send(r.Context(), reqs)
 	if err != nil {
@@ -266,6 +270,18 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) error {
 	}, func(e *domain.AuditEntry) string { return strconv.FormatUint(e.Seq, 10) })
 }
 
+func (s *Server) recordRefusal(w http.ResponseWriter, r *http.Request) error {
+	var body admin.Refusal
+	if err := s.decode(w, r, &body, 64<<10); err != nil {
+		return err
+	}
+	if err := s.opts.Service.RecordRefusal(r.Context(), body); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
 func (s *Server) names(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	p := admin.NamesParams{Kind: admin.NameKind(q.Get("kind")), Prefix: q.Get("prefix"), Param: q.Get("param")}
@@ -299,15 +315,24 @@ func (s *Server) purge(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// decode reads a JSON body of at most limit bytes; unknown fields are refused.
+// decode reads a JSON body of at most limit bytes, cut off at the limit
+// while it is read; unknown fields, and text the decoder would silently
+// change (wire.CheckText), are refused.
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, limit int64) error {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return domain.Errorf(domain.ErrTooLarge, "request body is over %s", domain.FormatBytes(limit))
 		}
+		return domain.Invalidf("request body: %v", err)
+	}
+	if err := wire.CheckText(body); err != nil {
+		return fmt.Errorf("request body: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
 		if errors.Is(err, io.EOF) {
 			return domain.Invalidf("the request has no JSON body")
 		}

@@ -38,13 +38,17 @@ type Options struct {
 	Ready   func(ctx context.Context) error
 	Metrics http.Handler
 	Logger  *slog.Logger
+	// Now is the clock of audit entries and of the count of refusals;
+	// tests may replace it.
+	Now func() time.Time
 }
 
 // Server is the HTTP API.
 type Server struct {
-	opts   Options
-	tokens *tokenSet
-	routes []route
+	opts     Options
+	tokens   *tokenSet
+	routes   []route
+	refusals *refusalLog
 }
 
 // route is one endpoint: what it needs and what it does.
@@ -66,7 +70,10 @@ func New(opts Options) *Server {
 	if opts.MaxPayload <= 0 {
 		opts.MaxPayload = domain.DefaultMaxPayload
 	}
-	s := &Server{opts: opts, tokens: newTokenSet(opts.Tokens)}
+	if opts.Now == nil {
+		opts.Now = func() time.Time { return time.Now().UTC() }
+	}
+	s := &Server{opts: opts, tokens: newTokenSet(opts.Tokens), refusals: newRefusalLog()}
 	s.routes = s.table()
 	return s
 }
@@ -98,11 +105,38 @@ func (s *Server) Handler(trusted bool) http.Handler {
 		// follows as another request (a POST turning into a GET). Every
 		// answer of the API is JSON: such a path is refused instead.
 		if p := r.URL.EscapedPath(); p != cleanPath(p) {
-			writeError(w, domain.Invalidf("path %q has an empty, . or .. segment; names that are . or .. cannot be given in a path", p))
+			err := domain.Invalidf("path %q has an empty, . or .. segment; names that are . or .. cannot be given in a path", p)
+			if mutatingMethod(r.Method) {
+				s.record(r, s.callerOf(r, trusted), domain.AuditError, err.Error())
+			}
+			writeError(w, err)
 			return
 		}
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// mutatingMethod reports whether a request of this method asks for a change.
+func mutatingMethod(m string) bool {
+	return m != http.MethodGet && m != http.MethodHead && m != http.MethodOptions
+}
+
+// callerOf is who made a request: everyone on the socket, a token's holder
+// on TCP, or nil for no valid token.
+func (s *Server) callerOf(r *http.Request, trusted bool) *caller {
+	if trusted {
+		return &caller{name: socketActor(r), all: true}
+	}
+	return s.tokens.lookup(r)
+}
+
+// Close writes the counts of refusals not yet recorded; call it before the
+// store closes.
+func (s *Server) Close() {
+	s.refusals.mu.Lock()
+	entries := s.refusals.sweep(s.opts.Now(), true)
+	s.refusals.mu.Unlock()
+	s.write(context.Background(), entries)
 }
 
 // cleanPath is the path the mux would redirect to: path.Clean, keeping a
@@ -125,19 +159,23 @@ func (s *Server) wrap(rt route, trusted bool) http.HandlerFunc {
 			need = rt.permFor(r)
 		}
 		ctx := r.Context()
+		var c *caller
 		if need != 0 {
-			c := &caller{name: socketActor(r), all: true}
-			if !trusted {
-				c = s.tokens.lookup(r)
-			}
+			c = s.callerOf(r, trusted)
 			switch {
 			case c == nil:
-				s.refuse(w, r, rt, "anonymous", http.StatusUnauthorized, "unauthorized",
-					"a valid bearer token is required (Authorization: Bearer TOKEN)")
+				// Refusals without a token: a mutating request's is audited.
+				const msg = "a valid bearer token is required (Authorization: Bearer TOKEN)"
+				if rt.mutating {
+					s.record(r, nil, domain.AuditDenied, msg)
+				}
+				writeJSON(w, http.StatusUnauthorized, wire.ErrorBody{Error: wire.ErrorDetail{Code: "unauthorized", Message: msg}})
 				return
 			case !c.may(need):
-				s.refuse(w, r, rt, c.name, http.StatusForbidden, "forbidden",
-					"token "+c.name+" may not "+r.Method+" "+r.URL.Path)
+				// A token-authenticated refusal is audited, whatever was asked.
+				msg := "token " + c.name + " may not " + r.Method + " " + r.URL.Path
+				s.record(r, c, domain.AuditDenied, msg)
+				writeJSON(w, http.StatusForbidden, wire.ErrorBody{Error: wire.ErrorDetail{Code: "forbidden", Message: msg}})
 				return
 			}
 			ctx = admin.WithCaller(ctx, admin.Caller{Actor: c.name, Source: source(r)})
@@ -145,11 +183,7 @@ func (s *Server) wrap(rt route, trusted bool) http.HandlerFunc {
 		if err := rt.handle(w, r.WithContext(ctx)); err != nil {
 			var rf refusal
 			if rt.mutating && errors.As(err, &rf) {
-				actor := "anonymous"
-				if c, ok := admin.CallerFrom(ctx); ok {
-					actor = c.Actor
-				}
-				s.record(r, actor, domain.AuditError, err.Error())
+				s.record(r, c, domain.AuditError, err.Error())
 			}
 			writeError(w, err)
 		}
@@ -163,25 +197,33 @@ type refusal struct{ error }
 
 func (r refusal) Unwrap() error { return r.error }
 
-// refuse answers 401 or 403 and, for a mutating route, records the refusal.
-func (s *Server) refuse(w http.ResponseWriter, r *http.Request, rt route, actor string, status int, code, msg string) {
-	if rt.mutating {
-		s.record(r, actor, domain.AuditDenied, msg)
+// record writes the audit entry of a request refused before it reached
+// the service. c is who made it; nil means no valid token, and then the
+// refusal is counted per source address and recorded at most once a
+// window (refusals.go). Every entry is bounded.
+func (s *Server) record(r *http.Request, c *caller, result, detail string) {
+	e := &domain.AuditEntry{
+		At: s.opts.Now(), Actor: "anonymous", Source: source(r), Action: r.Method + " " + r.URL.Path,
+		Targets: []string{}, Result: result, Detail: detail,
 	}
-	writeJSON(w, status, wire.ErrorBody{Error: wire.ErrorDetail{Code: code, Message: msg}})
+	e.Bound()
+	entries := []*domain.AuditEntry{e}
+	if c != nil {
+		e.Actor = c.name
+	} else {
+		entries = s.refusals.note(e)
+	}
+	s.write(context.WithoutCancel(r.Context()), entries)
 }
 
-// record writes the audit entry of a request that did not reach the service.
-func (s *Server) record(r *http.Request, actor, result, detail string) {
+func (s *Server) write(ctx context.Context, entries []*domain.AuditEntry) {
 	if s.opts.Auditor == nil {
 		return
 	}
-	err := s.opts.Auditor.RecordAudit(context.WithoutCancel(r.Context()), &domain.AuditEntry{
-		At: time.Now().UTC(), Actor: actor, Source: source(r), Action: r.Method + " " + r.URL.Path,
-		Targets: []string{}, Result: result, Detail: detail,
-	})
-	if err != nil {
-		s.opts.Logger.Error("recording a refused request failed", "err", err)
+	for _, e := range entries {
+		if err := s.opts.Auditor.RecordAudit(ctx, e); err != nil {
+			s.opts.Logger.Error("recording a refused request failed", "err", err)
+		}
 	}
 }
 

@@ -39,7 +39,7 @@ func newTableWriter[T any](w io.Writer, cols []Column[T]) *tableWriter[T] {
 func (t *tableWriter[T]) add(v T) error {
 	row := make([]string, len(t.cols))
 	for i, c := range t.cols {
-		row[i] = c.Value(v)
+		row[i] = Escape(c.Value(v))
 	}
 	if t.streamer != nil {
 		return t.streamer.Append(t.clip(row))

@@ -48,14 +48,14 @@ func Value(w io.Writer, f Format, v any, table func(w io.Writer, wide bool) erro
 }
 
 // Fields prints label/value pairs as an aligned block, for the summary part
-// of show commands.
+// of show commands. Values are escaped for the terminal.
 func Fields(w io.Writer, pairs [][2]string) error {
 	width := 0
 	for _, p := range pairs {
 		width = max(width, len(p[0]))
 	}
 	for _, p := range pairs {
-		if _, err := fmt.Fprintf(w, "%-*s  %s\n", width+1, p[0]+":", p[1]); err != nil {
+		if _, err := fmt.Fprintf(w, "%-*s  %s\n", width+1, p[0]+":", Escape(p[1])); err != nil {
 			return err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/queuectl/queuectl/internal/domain"
 )
@@ -18,8 +19,30 @@ func newFile(name, dir string) (*File, error) {
 	if dir == "" {
 		return nil, domain.Invalidf("receivers.%s: type file needs dir", name)
 	}
+	removeStaleTemps(dir, time.Now().Add(-staleTemp))
 	return &File{name: name, dir: dir}, nil
 }
+
+// staleTemp is the age from which a temporary file in a receiver's dir
+// was left behind by a process that died while writing it: no write of a
+// payload takes that long, and a file another node may be writing right
+// now is younger.
+const staleTemp = time.Hour
+
+// removeStaleTemps removes the temporary files a crashed process left in
+// dir, last written before cutoff. It runs when the receiver is built, at
+// serve's start; what it cannot remove is left for the next start.
+func removeStaleTemps(dir string, cutoff time.Time) {
+	temps, _ := filepath.Glob(filepath.Join(dir, tempPattern))
+	for _, t := range temps {
+		if st, err := os.Lstat(t); err == nil && st.Mode().IsRegular() && st.ModTime().Before(cutoff) {
+			os.Remove(t)
+		}
+	}
+}
+
+// tempPattern names the temporary files of deliveries in flight.
+const tempPattern = ".queuectl-*.tmp"
 
 // Deliver writes a temporary file, syncs it and renames it into place, so a
 // reader of dir never sees a partial payload. Failures are transient: a full
@@ -31,7 +54,7 @@ func (f *File) Deliver(ctx context.Context, d Delivery) error {
 	if err := os.MkdirAll(f.dir, 0o755); err != nil {
 		return Transient("receiver %s: %v", f.name, err)
 	}
-	tmp, err := os.CreateTemp(f.dir, ".queuectl-*.tmp")
+	tmp, err := os.CreateTemp(f.dir, tempPattern)
 	if err != nil {
 		return Transient("receiver %s: %v", f.name, err)
 	}

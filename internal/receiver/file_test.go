@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -94,4 +95,26 @@ func TestFileCancelledDeliveryWritesNothing(t *testing.T) {
 	err = r.Deliver(ctx, receiver.Delivery{Message: message(domain.EO, "XBTO0002"), Payload: []byte("x"), Attempt: 1})
 	require.Equal(t, domain.ErrorTransient, receiver.ClassOf(err))
 	require.Empty(t, dirNames(t, dir))
+}
+
+// A temporary file that a crashed serve left behind is removed when the
+// receiver is built again (at serve's start); one that may still be being
+// written, by another node, is kept, and so is everything else.
+func TestFileRemovesStaleTemporaryFiles(t *testing.T) {
+	t.Parallel()
+
+	dir := t.TempDir()
+	write := func(name string, age time.Duration) {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte("partial"), 0o644))
+		at := time.Now().Add(-age)
+		require.NoError(t, os.Chtimes(p, at, at))
+	}
+	write(".queuectl-123.tmp", 2*time.Hour)
+	write(".queuectl-456.tmp", time.Minute)
+	write("0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1f", 48*time.Hour)
+	write(".other.tmp", 48*time.Hour)
+	_, err := receiver.New("DROPBOX", config.Receiver{Type: "file", Dir: dir})
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{".queuectl-456.tmp", "0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1f", ".other.tmp"}, dirNames(t, dir))
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -98,6 +99,11 @@ func (h *HTTP) post(ctx context.Context, url string, d Delivery) error {
 	req.Header.Set("X-Queuectl-Interface", md.Interface)
 	req.Header.Set("X-Queuectl-App-Queue", md.AppQueue)
 	req.Header.Set("X-Queuectl-Seq", md.Seq)
+	if err := checkHeader(req.Header); err != nil {
+		// Sending cannot work on any attempt: net/http refuses such a
+		// request before it connects. A retry would only block the queue.
+		return Permanent("receiver %s: %v", h.name, err)
+	}
 	resp, err := h.client.Do(req)
 	if err != nil {
 		var ue interface{ Timeout() bool }
@@ -142,4 +148,29 @@ func unwrapURLError(err error) error {
 		return ue.Err
 	}
 	return err
+}
+
+// checkHeader finds what net/http would refuse to send (RFC 9110 §5): a
+// field name that is not a token, a value with a control character other
+// than tab. Input rules keep these out of new messages; a message stored
+// before them, or a receiver's configured header, may still hold one.
+func checkHeader(h http.Header) error {
+	for k, vs := range h {
+		if k == "" || strings.IndexFunc(k, func(r rune) bool { return !isTokenChar(r) }) >= 0 {
+			return fmt.Errorf("header name %q is not a valid HTTP field name", k)
+		}
+		for _, v := range vs {
+			for i := 0; i < len(v); i++ {
+				if c := v[i]; c < 0x20 && c != '\t' || c == 0x7f {
+					return fmt.Errorf("header %s: the value %q holds the control character %U, which HTTP cannot carry", k, v, rune(c))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// isTokenChar reports whether r may appear in an HTTP token (RFC 9110 §5.6.2).
+func isTokenChar(r rune) bool {
+	return r < 0x7f && r > 0x20 && !strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r)
 }

@@ -223,6 +223,30 @@ func TestHTTPHeadersAndPayload(t *testing.T) {
 	require.Equal(t, "application/octet-stream", h.Get("Content-Type"))
 }
 
+// A request net/http refuses to send (a header value with CR, LF or NUL,
+// from a message stored before such input was refused) can never be
+// delivered: that is a permanent error, so it does not hold an EO queue up
+// through all its retries. Nothing reaches the receiver.
+func TestHTTPUnsendableHeaderIsPermanent(t *testing.T) {
+	t.Parallel()
+
+	b := setupHTTP(t, 1, config.Receiver{})
+	for name, mod := range map[string]func(m *domain.Message){
+		"CR LF in a header value":  func(m *domain.Message) { m.Headers = map[string]string{"X-A": "a\r\nX-B: b"} },
+		"NUL in a header value":    func(m *domain.Message) { m.Headers = map[string]string{"X-A": "a\x00"} },
+		"newline in the interface": func(m *domain.Message) { m.Interface = "Order\nCreate" },
+		"space in a header name":   func(m *domain.Message) { m.Headers = map[string]string{"X A": "a"} },
+	} {
+		m := message(domain.EO, "XBTOE8B9")
+		mod(m)
+		err := deliver(t, b.rcv, m, []byte("p"))
+		require.Error(t, err, name)
+		require.Equal(t, domain.ErrorPermanent, receiver.ClassOf(err), "%s: %v", name, err)
+		require.ErrorContains(t, err, "receiver WMS: header", name)
+	}
+	require.Empty(t, b.inst[0].received())
+}
+
 func TestHTTPQueuectlHeadersCannotBeForged(t *testing.T) {
 	t.Parallel()
 

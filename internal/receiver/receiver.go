@@ -72,7 +72,7 @@ func New(name string, c config.Receiver) (Receiver, error) {
 	case "http":
 		return newHTTP(name, c.URLs, c.Headers, timeout)
 	case "exec":
-		return newExec(name, c.Command, timeout)
+		return newExec(name, c, timeout)
 	case "file":
 		return newFile(name, c.Dir)
 	case "discard":

@@ -98,6 +98,11 @@ type Writer interface {
 	UnsetParam(name, sub string) error
 	// AppendAudit appends an entry to the audit log and sets its Seq.
 	AppendAudit(e *domain.AuditEntry) error
+	// DeleteAuditBefore deletes audit entries older than cutoff, oldest
+	// (lowest seq) first, at most max of them, and returns how many it
+	// deleted (engine.retention.audit, §6). It stops at the first entry at
+	// or after the cutoff: entries are appended in time order.
+	DeleteAuditBefore(cutoff time.Time, max int) (int, error)
 	// SetEOIO stores the state of the EOIO switch procedure (§10).
 	SetEOIO(s domain.EOIOSwitch) error
 	// Move takes a message out of its queue and puts it at the end of

@@ -113,6 +113,10 @@ func (d *detailPage) lines(now time.Time) []string {
 			out = append(out, fmt.Sprintf("  … (%d more bytes)", m.Size-int64(len(d.payload))))
 		}
 	}
+	// Producers, receivers and operators wrote most of it.
+	for i, l := range out {
+		out[i] = output.Escape(l)
+	}
 	return out
 }
 

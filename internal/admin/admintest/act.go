@@ -168,6 +168,9 @@ func testActRefused(t *testing.T, b *bundle) {
 		"empty id":          {Action: admin.ActFail, Targets: []string{""}},
 		"long queue":        {Action: admin.ActStop, Targets: []string{strings.Repeat("Q", 25)}},
 		"empty queue name":  {Action: admin.ActStart, Targets: []string{""}},
+		"no targets":        {Action: admin.ActResend},
+		"reason with ESC":   {Action: admin.ActFail, Targets: []string{f.ndlv.ID}, Reason: "x\x1b[2J"},
+		"reason over 1 KiB": {Action: admin.ActFail, Targets: []string{f.ndlv.ID}, Reason: strings.Repeat("r", domain.MaxReason+1)},
 	} {
 		res, err := b.svc.Act(b.ctx, p)
 		require.ErrorIs(t, err, domain.ErrInvalid, name)
@@ -182,11 +185,7 @@ func testActRefused(t *testing.T, b *bundle) {
 			refused = append(refused, e)
 		}
 	}
-	require.Len(t, refused, 9)
-
-	// No targets is no change, not an error.
-	res := b.act(t, admin.ActParams{Action: admin.ActResend})
-	require.Equal(t, admin.NewBulkResult(), res)
+	require.Len(t, refused, 12)
 }
 
 func testActMany(t *testing.T, b *bundle) {

@@ -97,7 +97,7 @@ func TestEmbedded(t *testing.T) {
 	t.Parallel()
 	admintest.Run(t, func(t *testing.T) (admin.Service, store.Store) {
 		path := filepath.Join(t.TempDir(), "q.db")
-		svc := embedded.New(embedded.Options{Path: path,
+		svc := embedded.New(embedded.Options{Path: path, Create: true,
 			Local: local.Options{MaxPayload: admintest.MaxPayload, Receivers: admintest.Receivers}})
 		t.Cleanup(func() { require.NoError(t, svc.Close()) })
 		return svc, fileStore{path: path}

@@ -152,3 +152,8 @@ func (s *Service) Names(ctx context.Context, p admin.NamesParams) ([]string, err
 func (s *Service) Purge(ctx context.Context, p admin.PurgeParams) (*admin.PurgeResult, error) {
 	return call(ctx, s, func(svc admin.Service) (*admin.PurgeResult, error) { return svc.Purge(ctx, p) })
 }
+
+// RecordRefusal records a request the command refused itself.
+func (s *Service) RecordRefusal(ctx context.Context, r admin.Refusal) error {
+	return s.do(ctx, func(svc admin.Service) error { return svc.RecordRefusal(ctx, r) })
+}

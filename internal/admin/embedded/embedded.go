@@ -37,6 +37,9 @@ type Options struct {
 	Path string
 	// Local configures the service on the store while this process holds it.
 	Local local.Options
+	// Create lets a call create the store when it does not exist; without
+	// it a missing store is refused (exit 6) and nothing is made.
+	Create bool
 	// Wait bounds the wait for a held store without a socket; zero means
 	// DefaultWait. A deadline of the call's context bounds it instead.
 	Wait time.Duration

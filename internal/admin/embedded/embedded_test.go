@@ -36,7 +36,7 @@ func setup(t *testing.T) *testBundle {
 // service returns another embedded service on the same store, as another
 // process would have: it contends for the file lock like one.
 func (b *testBundle) service(actor string) *Service {
-	return New(Options{Path: b.path, Local: local.Options{Actor: actor}, waiting: func() {
+	return New(Options{Path: b.path, Create: true, Local: local.Options{Actor: actor}, waiting: func() {
 		select {
 		case b.waits <- struct{}{}:
 		default:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -35,7 +36,7 @@ func (s *Service) hold() (*local.Service, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.held == nil {
-		h, err := openHolding(s.opts.Path, s.opts.Local)
+		h, err := openHolding(s.opts.Path, s.opts.Create, s.opts.Local)
 		if err != nil {
 			return nil, err
 		}
@@ -58,8 +59,8 @@ func (s *Service) release() {
 // openHolding opens the store for this process, without waiting for the
 // file lock (errHeld), and serves its socket until Close: every process
 // that holds the store serves it, so that no other command is locked out.
-func openHolding(path string, opts local.Options) (*holding, error) {
-	st, err := open(path)
+func openHolding(path string, create bool, opts local.Options) (*holding, error) {
+	st, err := open(path, create)
 	if err != nil {
 		return nil, err
 	}
@@ -74,21 +75,34 @@ func openHolding(path string, opts local.Options) (*holding, error) {
 
 // open opens the bbolt file, translating its refusals: a lock held by
 // another process is errHeld at once, a file that is not a queuectl store is
-// unavailable (exit 6) with what to do.
-func open(path string) (*bolt.Store, error) {
+// unavailable (exit 6) with what to do, and so is a store that is not there
+// unless create allows to make it.
+func open(path string, create bool) (*bolt.Store, error) {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && !create {
+		return nil, domain.WithHint(domain.ErrUnavailable, fmt.Sprintf("there is no store at %s", path),
+			"check --db (or QUEUECTL_DB); 'queuectl send' creates a store with its first message, 'queuectl demo' one to explore")
+	}
 	// bbolt tries the lock once and gives up when the timeout is shorter
 	// than its retry interval.
 	st, err := bolt.Open(path, bolt.Options{Timeout: time.Nanosecond})
 	switch {
 	case err == nil:
 		return st, nil
-	case errors.Is(err, bolt.ErrNotStore):
-		return nil, domain.WithHint(domain.ErrUnavailable, err.Error(),
-			"point --db at the right file, or move this one aside to start a new store")
 	case locked(err):
 		return nil, fmt.Errorf("%w: %w", errHeld, err)
 	}
-	return nil, err
+	return nil, StoreError(err)
+}
+
+// StoreError explains a failure to open a bbolt store for every command
+// alike, serve included: a file that is not a queuectl store cannot be
+// used, as one that is locked: exit 6 with what to do.
+func StoreError(err error) error {
+	if errors.Is(err, bolt.ErrNotStore) {
+		return domain.WithHint(domain.ErrUnavailable, err.Error(),
+			"point --db at the right file, or move this one aside to start a new store")
+	}
+	return err
 }
 
 // locked tells bbolt's refusal of a file locked by another process from its
@@ -102,16 +116,10 @@ func locked(err error) bool {
 // so a socket file left there is stale: a holder that was killed.
 func (h *holding) serve(sock string, maxPayload int64) error {
 	_ = os.Remove(sock)
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
-	if err == nil {
-		// Close removes the file itself, while it still holds the store:
-		// the listener closing later (when Serve returns) must not remove
-		// the socket of the next holder.
-		ln.SetUnlinkOnClose(false)
-		if err = os.Chmod(sock, 0o600); err != nil {
-			ln.Close()
-		}
-	}
+	// Close removes the file itself, while it still holds the store: the
+	// listener closing later (when Serve returns) must not remove the
+	// socket of the next holder; ListenSocket's never does.
+	ln, err := httpapi.ListenSocket(sock)
 	if err != nil {
 		_ = os.Remove(sock)
 		return domain.Errorf(domain.ErrUnavailable, "serve the socket %s: %v", sock, err)

@@ -130,7 +130,7 @@ func (s *Service) Act(ctx context.Context, p admin.ActParams) (*admin.BulkResult
 			if len(batch) == 0 {
 				return nil
 			}
-			return w.AppendAudit(s.auditEntry(p, batch, br))
+			return appendAudit(w, s.auditEntry(p, batch, br))
 		})
 		if err != nil && !errors.Is(err, errDryRun) {
 			return res, err
@@ -159,11 +159,17 @@ func (s *Service) targetsOf(ctx context.Context, p admin.ActParams) (func() (bat
 	if !isMessage && !p.Action.QueueAction() {
 		return nil, domain.Invalidf("unknown action %q", p.Action)
 	}
+	if err := domain.ValidateReason(p.Reason); err != nil {
+		return nil, fmt.Errorf("%w; nothing was changed", err)
+	}
 	if p.Select != nil {
 		if len(p.Targets) > 0 {
 			return nil, domain.Invalidf("give targets or a selection, not both; nothing was changed")
 		}
 		return s.selection(ctx, p)
+	}
+	if len(p.Targets) == 0 {
+		return nil, domain.Invalidf("%s names no targets; nothing was changed", p.Action)
 	}
 	out := make([]string, 0, len(p.Targets))
 	seen := make(map[string]bool, len(p.Targets))

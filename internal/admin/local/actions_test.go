@@ -218,15 +218,24 @@ func TestActUnknownAction(t *testing.T) {
 	require.Equal(t, before, f.snapshot(t))
 }
 
+// An action that names nothing is refused, and the refusal audited (an
+// API request with "targets": null).
 func TestActNoTargets(t *testing.T) {
 	t.Parallel()
 
 	f := setup(t)
-	res := f.act(t, admin.ActParams{Action: admin.ActResend})
-	require.Zero(t, res.Changed)
-	require.NotNil(t, res.ChangedIDs, "lists encode as [], not null")
-	require.NotNil(t, res.Skipped)
-	require.NotNil(t, res.NotFound)
+	res, err := f.svc.Act(f.ctx, admin.ActParams{Action: admin.ActResend})
+	require.ErrorIs(t, err, domain.ErrInvalid)
+	require.ErrorContains(t, err, "message.resend names no targets")
+	require.Nil(t, res)
+	var entries []*domain.AuditEntry
+	require.NoError(t, f.svc.Audit(f.ctx, admin.AuditFilter{}, func(e *domain.AuditEntry) error {
+		entries = append(entries, e)
+		return nil
+	}))
+	require.Len(t, entries, 1)
+	require.Equal(t, domain.AuditError, entries[0].Result)
+	require.Equal(t, "message.resend", entries[0].Action)
 }
 
 func countTo(h []domain.HistoryEntry, s domain.Status) int {

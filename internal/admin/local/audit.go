@@ -31,6 +31,9 @@ func (s *Service) Audit(ctx context.Context, f admin.AuditFilter, fn func(*domai
 		if !auditMatch(f, e) {
 			return nil
 		}
+		if e.Targets == nil {
+			e.Targets = []string{} // a list, [] in JSON, as every list of §5
+		}
 		if err := stopAs(fn(e)); err != nil {
 			return err
 		}
@@ -139,7 +142,7 @@ func lastAuditSeq(r store.Reader, known uint64) (uint64, error) {
 // RecordAudit appends an audit entry in a transaction of its own: a request
 // refused before it reached the service (§6: refusals are audited too).
 func (s *Service) RecordAudit(ctx context.Context, e *domain.AuditEntry) error {
-	return s.st.Update(ctx, func(w store.Writer) error { return w.AppendAudit(e) })
+	return s.st.Update(ctx, func(w store.Writer) error { return appendAudit(w, e) })
 }
 
 // refused records a request the service refused before it changed
@@ -160,7 +163,7 @@ func (s *Service) audit(ctx context.Context, action string, targets []string, re
 	}
 	// A refusal is recorded even when the request's own context ended.
 	return s.st.Update(context.WithoutCancel(ctx), func(w store.Writer) error {
-		return w.AppendAudit(&domain.AuditEntry{
+		return appendAudit(w, &domain.AuditEntry{
 			At: s.opts.Now(), Actor: s.opts.Actor, Source: s.opts.Source, Action: action,
 			Targets: targets, Result: result, Detail: detail,
 		})

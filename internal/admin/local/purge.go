@@ -25,7 +25,7 @@ func (s *Service) Purge(ctx context.Context, p admin.PurgeParams) (*admin.PurgeR
 			continue
 		}
 		n, err := store.Purge(ctx, s.st, c.status, cutoff, p.DryRun, func(w store.Writer, ids []string) error {
-			return w.AppendAudit(&domain.AuditEntry{At: s.opts.Now(), Actor: s.opts.Actor, Source: s.opts.Source,
+			return appendAudit(w, &domain.AuditEntry{At: s.opts.Now(), Actor: s.opts.Actor, Source: s.opts.Source,
 				Action: "purge", Targets: ids, Result: domain.AuditOK,
 				Detail: fmt.Sprintf("%d %s messages last changed before %s", len(ids), c.status, cutoff.Format(time.RFC3339))})
 		})

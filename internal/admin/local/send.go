@@ -14,15 +14,19 @@ import (
 const sendBatch = 1000
 
 // Send validates all requests, then stores them in batches of sendBatch.
+// Sends are not audited, but a refused one is (§6).
 func (s *Service) Send(ctx context.Context, reqs []domain.SendRequest) ([]*domain.Message, error) {
 	s = s.as(ctx)
 	for i := range reqs {
 		if err := reqs[i].Validate(s.opts.MaxPayload); err != nil {
-			if len(reqs) == 1 {
-				return nil, err
+			if len(reqs) > 1 {
+				err = &admin.RequestError{Index: i, Err: err}
 			}
-			return nil, &admin.RequestError{Index: i, Err: err}
+			return nil, s.refused(ctx, "send", nil, domain.AuditError, err)
 		}
+	}
+	if len(reqs) == 0 {
+		return nil, s.refused(ctx, "send", nil, domain.AuditError, domain.Invalidf("no messages to send"))
 	}
 	out := make([]*domain.Message, 0, len(reqs))
 	for start := 0; start < len(reqs); start += sendBatch {

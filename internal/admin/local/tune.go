@@ -122,7 +122,7 @@ func (s *Service) Tune(ctx context.Context, p admin.TuneParams) (*admin.TuningEn
 				e.Detail += fmt.Sprintf(" (was %d)", old)
 			}
 		}
-		return w.AppendAudit(e)
+		return appendAudit(w, e)
 	})
 	if err != nil {
 		return nil, err

@@ -236,3 +236,15 @@ func (c *Client) health(ctx context.Context) (*wire.Health, error) {
 	}
 	return &h, nil
 }
+
+// MaxPayload returns the server's engine.max_payload in bytes.
+func (c *Client) MaxPayload(ctx context.Context) (int64, error) {
+	h, err := c.health(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if h.MaxPayload <= 0 {
+		return domain.DefaultMaxPayload, nil
+	}
+	return h.MaxPayload, nil
+}

@@ -273,3 +273,12 @@ func segment(name string) string {
 	}
 	return url.PathEscape(name)
 }
+
+// RecordRefusal reports a request this client refused itself, for the
+// server's audit log.
+func (c *Client) RecordRefusal(ctx context.Context, r admin.Refusal) error {
+	if r.Targets == nil {
+		r.Targets = []string{}
+	}
+	return c.do(ctx, http.MethodPost, "/v1/audit/refusals", nil, r, nil)
+}

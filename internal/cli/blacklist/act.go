@@ -70,6 +70,7 @@ func newActCmd(f *cmdutil.Factory, action admin.Action, runF func(context.Contex
 		},
 	}
 	cmdutil.AddBulkFlags(cmd, &opts.BulkOptions, "blacklisted message", true)
+	cmdutil.Audited(cmd, string(action))
 	fl := cmd.Flags()
 	fl.StringSliceVar(&opts.Queues, "queue", nil, "with --all: only messages in these physical queues")
 	fl.StringSliceVar(&opts.Receivers, "receiver", nil, "with --all: only messages to these receivers")

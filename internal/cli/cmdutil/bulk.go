@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,6 +18,10 @@ import (
 // BulkChunk is how many targets one call of Act gets when they come from
 // stdin or from --all, so that memory stays bounded however many there are.
 const BulkChunk = 1000
+
+// maxTarget bounds one target read from stdin: ids are 36 bytes, queue
+// names 24.
+const maxTarget = 4096
 
 // BulkAction describes one bulk command (§5): what it does and how --all
 // finds its targets.
@@ -136,6 +141,9 @@ func checkBulkArgs(a *BulkAction, opts *BulkOptions) error {
 	if opts.AllowAll {
 		hint += ", or --all with filters"
 	}
+	if err := domain.ValidateReason(opts.Reason); err != nil {
+		return domain.Errorf(domain.ErrInvalid, "--reason: %v; nothing was changed", err)
+	}
 	switch {
 	case opts.All && len(opts.Args) > 0:
 		return domain.WithHint(domain.ErrInvalid, fmt.Sprintf("give %ss or --all, not both", targetWord(a)), hint)
@@ -216,8 +224,10 @@ func (r *bulkRun) apply(ctx context.Context, p admin.ActParams) error {
 // stdin reads targets from stdin, whitespace separated, and applies them a
 // chunk at a time. A malformed target stops the run before its chunk.
 func (r *bulkRun) stdin(ctx context.Context) error {
-	sc := bufio.NewScanner(r.opts.IO.In)
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	// Reads end with ctx (Ctrl-C, --timeout) even while stdin waits; a
+	// target longer than any id or queue name stops the read at maxTarget.
+	sc := bufio.NewScanner(ContextReader(ctx, r.opts.IO.In))
+	sc.Buffer(make([]byte, 0, maxTarget), maxTarget)
 	sc.Split(bufio.ScanWords)
 	seen := map[string]bool{}
 	chunk := make([]string, 0, BulkChunk)
@@ -260,7 +270,13 @@ func (r *bulkRun) stdin(ctx context.Context) error {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("reading %ss from stdin: %w", targetWord(r.action), err)
+		if errors.Is(err, bufio.ErrTooLong) {
+			err = domain.Invalidf("stdin, %s %d is longer than %d bytes, no %s is", targetWord(r.action), read+1, maxTarget, targetWord(r.action))
+		}
+		if applied == 0 {
+			return fmt.Errorf("reading %ss from stdin: %w; nothing was changed", targetWord(r.action), err)
+		}
+		return fmt.Errorf("reading %ss from stdin: %w; the %d before it were applied (the result above), none after", targetWord(r.action), err, applied)
 	}
 	if err := flush(); err != nil {
 		return err
@@ -297,7 +313,7 @@ func (r *bulkRun) all(ctx context.Context) error {
 		return nil
 	}
 	if !r.opts.Yes && !r.opts.DryRun {
-		if err := r.confirm(n); err != nil {
+		if err := r.confirm(ctx, n); err != nil {
 			return err
 		}
 	}
@@ -330,13 +346,18 @@ func countSelection(ctx context.Context, svc admin.Service, a admin.Action, sel 
 var errAborted = errors.New("aborted; nothing was changed")
 
 // confirm asks on stderr, reading the answer from stdin.
-func (r *bulkRun) confirm(n int) error {
+func (r *bulkRun) confirm(ctx context.Context, n int) error {
 	noun := r.action.Noun
 	if n != 1 {
 		noun += "s"
 	}
 	fmt.Fprintf(r.opts.IO.ErrOut, "%s %s %s? [y/N] ", capitalize(r.action.Verb), FormatCount(n), noun)
-	answer, _ := bufio.NewReader(r.opts.IO.In).ReadString('\n')
+	// No answer, at the end of the input, is no.
+	answer, _ := bufio.NewReader(io.LimitReader(ContextReader(ctx, r.opts.IO.In), 1<<10)).ReadString('\n')
+	if ctx.Err() != nil {
+		fmt.Fprintln(r.opts.IO.ErrOut)
+		return fmt.Errorf("%w; nothing was changed", ctx.Err())
+	}
 	switch strings.ToLower(strings.TrimSpace(answer)) {
 	case "y", "yes":
 		return nil

@@ -92,21 +92,22 @@ func printBulkSummary(w io.Writer, a *BulkAction, res *admin.BulkResult, t tally
 	return printUnchanged(w, res)
 }
 
-// printUnchanged writes a line per skipped and per missing target.
+// printUnchanged writes a line per skipped and per missing target. A
+// target is what the user gave, so it is escaped for the terminal.
 func printUnchanged(w io.Writer, res *admin.BulkResult) error {
 	for _, s := range res.Skipped {
 		var err error
 		if s.Status == "" {
-			_, err = fmt.Fprintf(w, "skipped %s: %s\n", s.ID, s.Reason)
+			_, err = fmt.Fprintf(w, "skipped %s: %s\n", output.Escape(s.ID), output.Escape(s.Reason))
 		} else {
-			_, err = fmt.Fprintf(w, "skipped %s (%s): %s\n", s.ID, s.Status, s.Reason)
+			_, err = fmt.Fprintf(w, "skipped %s (%s): %s\n", output.Escape(s.ID), s.Status, output.Escape(s.Reason))
 		}
 		if err != nil {
 			return err
 		}
 	}
 	for _, id := range res.NotFound {
-		if _, err := fmt.Fprintf(w, "not found %s\n", id); err != nil {
+		if _, err := fmt.Fprintf(w, "not found %s\n", output.Escape(id)); err != nil {
 			return err
 		}
 	}

@@ -30,6 +30,9 @@ type Factory struct {
 	// functions); Config reads them, once.
 	GlobalFlags *pflag.FlagSet
 	Now         func() time.Time
+	// CreateStore lets Admin create the embedded store when it does not
+	// exist (the command is marked with CreatesStore).
+	CreateStore bool
 
 	configOnce sync.Once
 	config     *config.Config
@@ -125,7 +128,7 @@ func (f *Factory) openAdmin() (admin.Service, error) {
 		}
 		return local.New(st, opts), nil
 	}
-	return embedded.New(embedded.Options{Path: loc.Path, Local: opts}), nil
+	return embedded.New(embedded.Options{Path: loc.Path, Local: opts, Create: f.CreateStore}), nil
 }
 
 // localActor names the operator in history and audit entries in embedded mode.

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
 	"github.com/queuectl/queuectl/internal/config"
 	"github.com/queuectl/queuectl/internal/domain"
@@ -112,6 +113,7 @@ func TestFactoryAdminOpensOnce(t *testing.T) {
 	t.Parallel()
 
 	b := setupFactory(t)
+	b.f.CreateStore = true
 	s1, err := b.f.Admin()
 	require.NoError(t, err)
 	s2, err := b.f.Admin()
@@ -122,6 +124,29 @@ func TestFactoryAdminOpensOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.FileExists(t, filepath.Join(b.dir, "q.db"))
 	require.NoFileExists(t, filepath.Join(b.dir, "q.db.sock"), "nor held after it")
+}
+
+// A command that does not create the store (all but send and tune) is
+// refused a store that is not there, with exit 6, and makes neither the
+// file nor its directories.
+func TestFactoryAdminDoesNotCreateAStore(t *testing.T) {
+	t.Parallel()
+
+	list := func(b *factoryBundle) error {
+		svc, err := b.f.Admin()
+		require.NoError(t, err, "the embedded service opens the store at its first call")
+		return svc.Queues(context.Background(), admin.QueueFilter{}, func(*domain.Queue) error { return nil })
+	}
+	b := setupFactory(t)
+	err := list(b)
+	require.ErrorIs(t, err, domain.ErrUnavailable)
+	require.ErrorContains(t, err, "there is no store at "+filepath.Join(b.dir, "q.db"))
+	require.NoFileExists(t, filepath.Join(b.dir, "q.db"))
+
+	dir := t.TempDir()
+	b = setupFactory(t, "--db", filepath.Join(dir, "missing", "dir", "q.db"))
+	require.ErrorIs(t, list(b), domain.ErrUnavailable)
+	require.NoDirExists(t, filepath.Join(dir, "missing"))
 }
 
 func TestFactoryAdminOnPostgres(t *testing.T) {

@@ -32,7 +32,7 @@ func remoteTarget(c *config.Config) (server, token string, err error) {
 	}
 	token = c.Token
 	if token == "" && tokenFile != "" {
-		b, err := os.ReadFile(expandHome(tokenFile))
+		b, err := config.ReadBounded(expandHome(tokenFile), 64<<10)
 		if err != nil {
 			return "", "", domain.Invalidf("token file: %v", err)
 		}

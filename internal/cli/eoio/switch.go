@@ -53,6 +53,8 @@ is refused (exit 2). Every switch and every refusal is in the audit log.`, domai
 		},
 	}
 	cmd.Flags().StringVar(&opts.Queues, "queues", "", fmt.Sprintf("queues per stage: 1-%d, or 0 for one queue per app queue", domain.MaxEOIOQueues))
+	cmdutil.Audited(cmd, "eoio.switch")
+	cmdutil.CreatesStore(cmd) // like a first tuning value
 	return cmd
 }
 

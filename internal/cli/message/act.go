@@ -88,6 +88,7 @@ func newActCmd(f *cmdutil.Factory, action admin.Action, runF func(context.Contex
 		},
 	}
 	cmdutil.AddBulkFlags(cmd, &opts.BulkOptions, "message", true)
+	cmdutil.Audited(cmd, string(action))
 	opts.Filters.addFlags(cmd.Flags(), "with --all: ")
 	if action == admin.ActFail {
 		cmd.Flags().StringVar(&opts.Reason, "reason", "", "why, for the history and the audit log")

@@ -182,8 +182,11 @@ func writePreview(w io.Writer, p []byte, limit int) {
 	}
 	cut := p[:min(len(p), limit)]
 	if printable(cut) {
-		s := strings.TrimRight(string(cut), "\n")
-		fmt.Fprintln(w, s)
+		// Text is shown line by line, each escaped for the terminal; a CRLF
+		// line end is a line end.
+		for _, line := range strings.Split(strings.TrimRight(string(cut), "\r\n"), "\n") {
+			fmt.Fprintln(w, output.Escape(strings.TrimSuffix(line, "\r")))
+		}
 	} else {
 		io.WriteString(w, hex.Dump(cut))
 	}
@@ -192,8 +195,10 @@ func writePreview(w io.Writer, p []byte, limit int) {
 	}
 }
 
-// printable reports whether p is text a terminal shows safely. A multi-byte
-// character cut at the preview's end is allowed.
+// printable reports whether p is text, to be shown as such rather than as a
+// hex dump: UTF-8 without control characters other than line ends and tabs
+// (which the preview escapes). A multi-byte character cut at the preview's
+// end is allowed.
 func printable(p []byte) bool {
 	for len(p) > 0 {
 		r, size := utf8.DecodeRune(p)

@@ -65,6 +65,7 @@ does it now. Deletion runs in chunks of 1000, each with its audit entry.
 	}
 	cmd.Flags().StringVar(&opts.OlderThan, "older-than", "", "purge DLVD and FAIL messages last changed before this long ago (or this time); default: engine.retention")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "count what would be purged and delete nothing")
+	cmdutil.Audited(cmd, "purge")
 	return cmd
 }
 

@@ -67,6 +67,11 @@ func newStopCmd(f *cmdutil.Factory, stop bool, runF func(context.Context, *StopO
 		},
 	}
 	cmdutil.AddBulkFlags(cmd, &opts.BulkOptions, "queue", true)
+	action := admin.ActStart
+	if stop {
+		action = admin.ActStop
+	}
+	cmdutil.Audited(cmd, string(action))
 	opts.Filters.addFlags(cmd.Flags(), "with --all: ")
 	return cmd
 }

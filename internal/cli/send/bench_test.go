@@ -9,11 +9,12 @@ import (
 
 	"github.com/queuectl/queuectl/internal/admin/local"
 	"github.com/queuectl/queuectl/internal/cli/send"
+	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/store/bolt"
 )
 
 // BenchmarkSendJSONL10k measures `send --jsonl` of 10,000 messages as the
-// command runs it: parse and check every line, then store them through the
+// command runs it: check and spool every line, then read them back and store them through the
 // local admin service into a fresh bbolt store with real fsyncs. It reports
 // the store commits the batch took.
 func BenchmarkSendJSONL10k(b *testing.B) {
@@ -38,13 +39,19 @@ func BenchmarkSendJSONL10k(b *testing.B) {
 		before := st.Commits()
 		b.StartTimer()
 
-		reqs, _, err := send.ReadJSONL(bytes.NewReader(input.Bytes()))
+		sp, err := send.SpoolJSONL(ctx, bytes.NewReader(input.Bytes()), domain.DefaultMaxPayload)
 		if err != nil {
 			b.Fatal(err)
 		}
-		msgs, err := svc.Send(ctx, reqs)
-		if err != nil || len(msgs) != n {
-			b.Fatalf("sent %d of %d: %v", len(msgs), n, err)
+		sent := 0
+		err = sp.Batches(func(reqs []domain.SendRequest, _ []int) error {
+			msgs, err := svc.Send(ctx, reqs)
+			sent += len(msgs)
+			return err
+		})
+		sp.Close()
+		if err != nil || sent != n {
+			b.Fatalf("sent %d of %d: %v", sent, n, err)
 		}
 
 		b.StopTimer()

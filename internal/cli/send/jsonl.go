@@ -1,8 +1,8 @@
 package send
 
 import (
-	"bufio"
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -10,8 +10,64 @@ import (
 	"io"
 	"strings"
 
+	"github.com/queuectl/queuectl/internal/admin"
+	"github.com/queuectl/queuectl/internal/admin/wire"
+	"github.com/queuectl/queuectl/internal/cli/cmdutil"
 	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/output"
 )
+
+// sendJSONL sends the messages of stdin's lines: it checks and spools every
+// line first (nothing is stored when one is bad), then opens the service
+// and stores them in batches, printing each batch's ids as it is stored,
+// in input order. Memory stays bounded however many lines there are.
+func (opts *Options) sendJSONL(ctx context.Context, format output.Format) error {
+	limit, err := opts.PayloadLimit(ctx)
+	if err != nil {
+		return err
+	}
+	sp, err := SpoolJSONL(ctx, cmdutil.ContextReader(ctx, opts.IO.In), limit)
+	if err != nil {
+		return err
+	}
+	defer sp.Close()
+	if sp.Len() == 0 {
+		return domain.Invalidf("--jsonl: stdin held no messages")
+	}
+	svc, err := opts.Admin()
+	if err != nil {
+		return err
+	}
+	l := newIDList(opts.IO.Out, format)
+	stored := 0
+	err = sp.Batches(func(reqs []domain.SendRequest, lines []int) error {
+		msgs, err := svc.Send(ctx, reqs)
+		for _, m := range msgs {
+			if err := l.Add(m); err != nil {
+				return err
+			}
+		}
+		stored += len(msgs)
+		var rerr *admin.RequestError
+		switch {
+		case err == nil:
+			return l.Flush()
+		case errors.As(err, &rerr):
+			// Checked before; the service's limits differ from those asked.
+			err = fmt.Errorf("line %d: %w", lines[rerr.Index], rerr.Err)
+		case len(reqs) == 1 && (errors.Is(err, domain.ErrInvalid) || errors.Is(err, domain.ErrTooLarge)):
+			err = fmt.Errorf("line %d: %w", lines[0], err)
+		}
+		if stored == 0 {
+			return fmt.Errorf("%w; nothing was stored", err)
+		}
+		return fmt.Errorf("stored %d of %d messages (their ids are printed), then: %w", stored, sp.Len(), err)
+	})
+	if cerr := l.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
 
 // jsonlMessage is one input line of `send --jsonl`.
 type jsonlMessage struct {
@@ -27,45 +83,10 @@ type jsonlMessage struct {
 	Prepare    bool              `json:"prepare"`
 }
 
-// maxLine bounds one JSONL line: the largest payload limit plus headroom for
-// base64 and metadata.
-const maxLine = 64 << 20
-
-// ReadJSONL parses every line of r into send requests and checks each
-// against the rules of §2 that do not depend on server settings; it returns
-// the line number of each request. Blank lines are skipped.
-func ReadJSONL(r io.Reader) ([]domain.SendRequest, []int, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
-	var reqs []domain.SendRequest
-	var lines []int
-	n := 0 // the number of the line last read
-	for sc.Scan() {
-		n++
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		req, err := parseLine(line)
-		if err == nil {
-			err = req.Validate(1<<62 - 1)
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("line %d: %w; nothing was stored", n, err)
-		}
-		reqs = append(reqs, *req)
-		lines = append(lines, n)
-	}
-	if err := sc.Err(); err != nil {
-		if err == bufio.ErrTooLong {
-			return nil, nil, domain.Invalidf("line %d is longer than %s; nothing was stored", n+1, domain.FormatBytes(maxLine))
-		}
-		return nil, nil, fmt.Errorf("reading stdin: %w", err)
-	}
-	return reqs, lines, nil
-}
-
 func parseLine(line []byte) (*domain.SendRequest, error) {
+	if err := wire.CheckText(line); err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	var m jsonlMessage

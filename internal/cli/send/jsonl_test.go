@@ -2,6 +2,7 @@ package send_test
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"strings"
 	"testing"
@@ -23,7 +24,7 @@ func TestReadJSONL(t *testing.T) {
 		"{\"qos\":\"EO\",\"sender\":\"ERP\",\"prepare\":true}\r",
 		``,
 	}, "\n")
-	reqs, lines, err := send.ReadJSONL(strings.NewReader(in))
+	reqs, lines, err := readJSONL(strings.NewReader(in))
 	require.NoError(t, err)
 	require.Equal(t, []int{1, 4, 5}, lines, "line numbers count blank lines too")
 	require.Equal(t, []domain.SendRequest{
@@ -39,7 +40,7 @@ func TestReadJSONL(t *testing.T) {
 func TestReadJSONLEmpty(t *testing.T) {
 	t.Parallel()
 
-	reqs, lines, err := send.ReadJSONL(strings.NewReader("\n\n  \n"))
+	reqs, lines, err := readJSONL(strings.NewReader("\n\n  \n"))
 	require.NoError(t, err)
 	require.Empty(t, reqs)
 	require.Empty(t, lines)
@@ -71,7 +72,7 @@ func TestReadJSONLErrors(t *testing.T) {
 			t.Parallel()
 
 			in := good + "\n\n" + good + "\n" + tt.line + "\n" + good + "\n"
-			reqs, lines, err := send.ReadJSONL(strings.NewReader(in))
+			reqs, lines, err := readJSONL(strings.NewReader(in))
 			require.ErrorIs(t, err, domain.ErrInvalid)
 			require.ErrorContains(t, err, "line 4: ", "the bad line is named, counting blank lines")
 			require.ErrorContains(t, err, tt.want)
@@ -105,25 +106,61 @@ func (xs) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// A line longer than any message within the payload limit could be is
+// refused when it passes that length: the rest is never read.
 func TestReadJSONLTooLongLine(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("reads a 64MiB line")
-	}
 
-	_, _, err := send.ReadJSONL(longLine(64<<20 + 1))
+	// 6 bytes per payload byte (a \u escape) and 1 MiB for the rest.
+	const limit = 1 << 10
+	max := 6*limit + 1<<20
+	in := &countingReader{r: longLine(10 * max)}
+	_, err := send.SpoolJSONL(context.Background(), in, limit)
 	require.ErrorIs(t, err, domain.ErrInvalid)
-	require.ErrorContains(t, err, "line 3 is longer than 64MiB")
+	require.ErrorContains(t, err, "line 3 is longer than 1MiB")
 	require.ErrorContains(t, err, "nothing was stored")
+	require.Less(t, in.n, int64(2*max), "reading stopped at the bound")
+
+	// Exactly at the bound is a line like any other (here an invalid one).
+	_, err = send.SpoolJSONL(context.Background(), longLine(max), limit)
+	require.ErrorContains(t, err, "line 3: not valid JSON")
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// readJSONL spools an input with the default payload limit and reads back
+// every message in order.
+func readJSONL(in io.Reader) ([]domain.SendRequest, []int, error) {
+	sp, err := send.SpoolJSONL(context.Background(), in, domain.DefaultMaxPayload)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer sp.Close()
+	var reqs []domain.SendRequest
+	var lines []int
+	err = sp.Batches(func(r []domain.SendRequest, l []int) error {
+		reqs, lines = append(reqs, r...), append(lines, l...)
+		return nil
+	})
+	return reqs, lines, err
 }
 
 func TestReadJSONLReadError(t *testing.T) {
 	t.Parallel()
 
 	boom := io.ErrClosedPipe
-	_, _, err := send.ReadJSONL(io.MultiReader(bytes.NewReader([]byte("{}\n")), errReader{boom}))
+	_, _, err := readJSONL(io.MultiReader(bytes.NewReader([]byte("{}\n")), errReader{boom}))
 	require.Error(t, err)
-	_, _, err = send.ReadJSONL(io.MultiReader(strings.NewReader(`{"qos":"EO","sender":"ERP"}`+"\n"), errReader{boom}))
+	_, _, err = readJSONL(io.MultiReader(strings.NewReader(`{"qos":"EO","sender":"ERP"}`+"\n"), errReader{boom}))
 	require.ErrorIs(t, err, boom)
 	require.ErrorContains(t, err, "reading stdin")
 }

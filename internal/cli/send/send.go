@@ -23,6 +23,9 @@ type Options struct {
 	Admin  func() (admin.Service, error)
 	Format func() (output.Format, error)
 	Hintf  func(format string, args ...any)
+	// PayloadLimit is engine.max_payload of the service the messages go
+	// to; input is read up to it, before the service is opened.
+	PayloadLimit func(ctx context.Context) (int64, error)
 
 	QoS       string
 	Sender    string
@@ -38,7 +41,7 @@ type Options struct {
 // NewCmd builds the command; runF replaces the run function in flag tests.
 func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{
-		IO: f.IO, Admin: f.Admin, Format: f.Format, Hintf: f.Hintf,
+		IO: f.IO, Admin: f.Admin, Format: f.Format, Hintf: f.Hintf, PayloadLimit: f.PayloadLimit,
 	}
 	cmd := &cobra.Command{
 		Use:   "send",
@@ -68,6 +71,8 @@ printed one per line, in input order.`,
 			return Run(cmd.Context(), opts)
 		},
 	}
+	cmdutil.Audited(cmd, "send")
+	cmdutil.CreatesStore(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&opts.QoS, "qos", "", "quality of service: EO or EOIO")
 	fl.StringVar(&opts.Sender, "sender", "", "sending system (1-60 of A-Z a-z 0-9 _ - .)")
@@ -101,42 +106,29 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	var reqs []domain.SendRequest
-	var lines []int
 	if opts.JSONL {
 		if err := opts.checkJSONLFlags(); err != nil {
 			return err
 		}
-		if reqs, lines, err = ReadJSONL(opts.IO.In); err != nil {
-			return err
-		}
-		if len(reqs) == 0 {
-			return domain.Invalidf("--jsonl: stdin held no messages")
-		}
-	} else {
-		req, err := opts.request()
-		if err != nil {
-			return err
-		}
-		reqs = []domain.SendRequest{*req}
+		return opts.sendJSONL(ctx, format)
+	}
+	req, err := opts.request(ctx)
+	if err != nil {
+		return err
 	}
 	svc, err := opts.Admin()
 	if err != nil {
 		return err
 	}
-	msgs, err := svc.Send(ctx, reqs)
-	var rerr *admin.RequestError
-	switch {
-	case errors.As(err, &rerr) && opts.JSONL:
-		return fmt.Errorf("line %d: %w; nothing was stored", lines[rerr.Index], rerr.Err)
-	case opts.JSONL && len(reqs) == 1 && (errors.Is(err, domain.ErrInvalid) || errors.Is(err, domain.ErrTooLarge)):
-		// A batch of one is refused without its position; the line is still worth naming.
-		return fmt.Errorf("line %d: %w; nothing was stored", lines[0], err)
-	}
+	msgs, err := svc.Send(ctx, []domain.SendRequest{*req})
 	if err != nil {
 		return err
 	}
-	return print(opts.IO.Out, format, msgs)
+	l := newIDList(opts.IO.Out, format)
+	if err := l.Add(msgs[0]); err != nil {
+		return err
+	}
+	return l.Close()
 }
 
 func (opts *Options) checkJSONLFlags() error {
@@ -148,7 +140,7 @@ func (opts *Options) checkJSONLFlags() error {
 }
 
 // request builds the single message of a plain send from flags and payload.
-func (opts *Options) request() (*domain.SendRequest, error) {
+func (opts *Options) request(ctx context.Context) (*domain.SendRequest, error) {
 	if opts.QoS == "" {
 		return nil, domain.WithHint(domain.ErrInvalid, "--qos is required (EO or EOIO)",
 			"e.g. queuectl send --qos EO --sender ERP --receiver WMS < payload")
@@ -169,28 +161,14 @@ func (opts *Options) request() (*domain.SendRequest, error) {
 	if err := req.Validate(1<<62 - 1); err != nil {
 		return nil, err
 	}
-	if req.Payload, err = opts.readPayload(); err != nil {
+	limit, err := opts.PayloadLimit(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if req.Payload, err = opts.readPayload(ctx, limit); err != nil {
 		return nil, err
 	}
 	return req, nil
-}
-
-func (opts *Options) readPayload() ([]byte, error) {
-	if opts.File != "" {
-		b, err := os.ReadFile(opts.File)
-		if err != nil {
-			return nil, domain.Invalidf("--file: %v", unwrapPathError(err))
-		}
-		return b, nil
-	}
-	if opts.IO.StdinTTY {
-		opts.Hintf("reading the payload from stdin; end it with Ctrl-D (or use --file)")
-	}
-	b, err := io.ReadAll(opts.IO.In)
-	if err != nil {
-		return nil, fmt.Errorf("reading the payload from stdin: %w", err)
-	}
-	return b, nil
 }
 
 func unwrapPathError(err error) error {
@@ -219,17 +197,11 @@ func parseHeaders(kvs []string) (map[string]string, error) {
 	return h, nil
 }
 
-// print writes the stored messages: their ids for table and ids output (so
-// that id=$(queuectl send ...) works), the message objects otherwise.
-func print(w io.Writer, f output.Format, msgs []*domain.Message) error {
+// newIDList prints stored messages: their ids for table and ids output
+// (so that id=$(queuectl send ...) works), the message objects otherwise.
+func newIDList(w io.Writer, f output.Format) *output.List[*domain.Message] {
 	if f.Tabular() {
 		f = output.IDs
 	}
-	l := output.NewList[*domain.Message](w, f, nil, func(m *domain.Message) string { return m.ID })
-	for _, m := range msgs {
-		if err := l.Add(m); err != nil {
-			return err
-		}
-	}
-	return l.Close()
+	return output.NewList[*domain.Message](w, f, nil, func(m *domain.Message) string { return m.ID })
 }

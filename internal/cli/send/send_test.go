@@ -108,8 +108,9 @@ func setupRun(t *testing.T, format output.Format, stdin string) *runBundle {
 			b.admin.opened++
 			return b.admin, nil
 		},
-		Format: func() (output.Format, error) { return format, nil },
-		Hintf:  func(string, ...any) {},
+		Format:       func() (output.Format, error) { return format, nil },
+		Hintf:        func(string, ...any) {},
+		PayloadLimit: func(context.Context) (int64, error) { return domain.DefaultMaxPayload, nil },
 	}
 	return b
 }

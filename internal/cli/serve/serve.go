@@ -108,7 +108,7 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 	// A short command may hold the store for a moment: wait for it.
 	st, err := bolt.Open(path, bolt.Options{Timeout: embedded.DefaultWait})
 	if err != nil {
-		return err
+		return embedded.StoreError(err)
 	}
 	defer st.Close()
 	log := slog.New(h).With("store", path)
@@ -163,10 +163,13 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 		case <-runCtx.Done():
 		}
 	}()
+	stopRetention := startAuditRetention(runCtx, st, c.Engine.Retention.Audit, log)
 	err = eng.Run(runCtx)
 	stopRun()
 	state.stopping()
+	stopRetention()
 	stopAPI(servers, c.Engine.ShutdownTimeout)
+	api.Close() // the counts of refusals not yet written
 	os.Remove(path + ".sock")
 	if err == nil && apiErr != nil {
 		err = domain.Errorf(domain.ErrUnavailable, "the API stopped serving: %v", apiErr)
@@ -245,12 +248,7 @@ func startAPI(api *httpapi.Server, sock, listen string, tlsConf *tls.Config, log
 		// The store is ours (bbolt's lock), so a socket file left behind by a
 		// killed server is stale.
 		os.Remove(sock)
-		ul, err := net.Listen("unix", sock)
-		if err == nil {
-			if err = os.Chmod(sock, 0o600); err != nil {
-				ul.Close()
-			}
-		}
+		ul, err := httpapi.ListenSocket(sock)
 		if err != nil {
 			if tl != nil {
 				tl.Close()

@@ -294,6 +294,30 @@ func TestStartAPIAddressInUseLeavesNoSocket(t *testing.T) {
 	require.NoFileExists(t, sock)
 }
 
+// The socket is its owner's alone from the moment it has its name: bound
+// in a private directory, made 0600, then moved into place. Clients reach it
+// there, and nothing of the move is left behind.
+func TestStartAPISocketIsPrivate(t *testing.T) {
+	t.Parallel()
+	sockDir, err := os.MkdirTemp("", "qs")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	sock := filepath.Join(sockDir, "q.db.sock")
+
+	servers, _, err := startAPI(httpapi.New(httpapi.Options{}), sock, "", nil, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	t.Cleanup(func() { stopAPI(servers, time.Second) })
+	st, err := os.Stat(sock)
+	require.NoError(t, err)
+	require.Equal(t, os.ModeSocket|0o600, st.Mode())
+	entries, err := os.ReadDir(sockDir)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "only the socket: the private directory is gone")
+	c, err := remote.New(remote.Options{Server: "unix://" + sock})
+	require.NoError(t, err)
+	require.True(t, c.Healthy(context.Background()), "the socket answers at its name")
+}
+
 // syncBuffer is a bytes.Buffer safe for the server's goroutines to log to.
 type syncBuffer struct {
 	mu  sync.Mutex

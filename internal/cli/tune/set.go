@@ -54,6 +54,8 @@ as they are.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Sub, "sub", "", "subparameter: the role (inbound) or a receiver name (outbound)")
+	cmdutil.Audited(cmd, "tune.set")
+	cmdutil.CreatesStore(cmd)
 	return cmd
 }
 
@@ -80,6 +82,8 @@ is not set changes nothing and exits 3, naming the values that are set.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Sub, "sub", "", "subparameter: the role (inbound) or a receiver name (outbound)")
+	cmdutil.Audited(cmd, "tune.unset")
+	cmdutil.CreatesStore(cmd)
 	return cmd
 }
 

@@ -71,6 +71,11 @@ func newActCmd(f *cmdutil.Factory, commit bool, runF func(context.Context, *ActO
 		},
 	}
 	cmdutil.AddBulkFlags(cmd, &opts.BulkOptions, "PEND message", true)
+	action := admin.ActRollback
+	if commit {
+		action = admin.ActCommit
+	}
+	cmdutil.Audited(cmd, string(action))
 	opts.Filters.addFlags(cmd.Flags(), "with --all: ")
 	return cmd
 }

@@ -43,6 +43,7 @@ func Run(t *testing.T, open Opener) {
 		{"Queues", testQueues},
 		{"Params", testParams},
 		{"Audit", testAudit},
+		{"AuditRetention", testAuditRetention},
 		{"Prepared", testPrepared},
 		{"Consistency", testConsistency},
 		{"EOIO", testEOIO},

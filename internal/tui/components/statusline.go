@@ -3,6 +3,8 @@ package components
 import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/queuectl/queuectl/internal/output"
 )
 
 // StatusLine is the last outcome (an action's result or an error) and the
@@ -16,7 +18,7 @@ type StatusLine struct {
 // View renders the line in width columns: the outcome on the left, the
 // refresh state on the right.
 func (s StatusLine) View(width int, ok, bad lipgloss.Style) string {
-	left := s.Text
+	left := output.Escape(s.Text)
 	if s.Error && left != "" {
 		left = "error: " + left
 	}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/queuectl/queuectl/internal/output"
 )
 
 // Column is one column of a table. Width is the most it takes: less when
@@ -166,7 +168,7 @@ func cells(prefix string, values []string, widths []int) string {
 		if i < len(values) {
 			v = values[i]
 		}
-		v = ansi.Truncate(v, w, "…")
+		v = ansi.Truncate(output.Escape(v), w, "…")
 		b.WriteString(v)
 		if i < len(widths)-1 {
 			b.WriteString(strings.Repeat(" ", w-ansi.StringWidth(v)+gap))

@@ -55,3 +55,23 @@ func TestStatusLine(t *testing.T) {
 	require.True(t, strings.HasSuffix(s, "refresh every 2s"))
 	require.Len(t, []rune(s), 50)
 }
+
+// A cell or a status a producer or receiver wrote cannot drive the
+// terminal: its control characters are shown escaped.
+func TestTableAndStatusLineEscapeControlCharacters(t *testing.T) {
+	t.Parallel()
+	tb := Table{
+		Columns: []Column{{Title: "INTERFACE", Width: 30}, {Title: "ERROR", Width: 40}},
+		Rows:    [][]string{{"Order\nCreate", "boom \x1b]0;pwned\a\x1b[2J"}},
+		SortCol: -1,
+	}
+	v := tb.View(120, 10, TableStyles{})
+	require.NotContains(t, v, "\x1b")
+	require.Len(t, strings.Split(v, "\n"), 2, "one header line, one row")
+	require.Contains(t, v, `Order\n`)
+	require.Contains(t, v, `boom \x1b]0;pwned\x07\x1b[2J`)
+
+	s := StatusLine{Text: "message x: boom \x1b[2J", Error: true}.View(80, lipgloss.NewStyle(), lipgloss.NewStyle())
+	require.NotContains(t, s, "\x1b")
+	require.Contains(t, s, `boom \x1b[2J`)
+}

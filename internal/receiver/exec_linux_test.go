@@ -1,0 +1,204 @@
+//go:build linux
+
+package receiver_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuectl/queuectl/internal/config"
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/receiver"
+)
+
+// spawner is a script that starts a subshell with a sleep and a sleep of
+// its own in the background, records its process group, then waits on a
+// sleep: the shape of a receiver whose children would outlive it. With
+// "exit" as $2 it exits at once instead, leaving its children behind.
+const spawner = `(sleep 300) &
+sleep 300 &
+cut -d' ' -f5 /proc/$$/stat > "$1.tmp" && mv "$1.tmp" "$1"
+[ "$2" = exit ] && exit 0
+sleep 300`
+
+// groupMembers lists the processes whose process group is pgid.
+func groupMembers(t *testing.T, pgid int) []int {
+	t.Helper()
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	require.NoError(t, err)
+	var out []int
+	for _, st := range stats {
+		b, err := os.ReadFile(st)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// pid (comm) state ppid pgrp ...: comm may hold spaces, so split after ')'.
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) > 2 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(st)))
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// requireGroupGone waits until no live process is left in the group. A
+// SIGKILL takes effect as the kernel schedules it; no event says when the
+// last process is gone, so this polls /proc, bounded.
+func requireGroupGone(t *testing.T, pgid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		left := groupMembers(t, pgid)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes %v of group %d are still alive", left, pgid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func readPGID(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err, "the script records its process group")
+	pgid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	require.NoError(t, err)
+	require.NotEqual(t, syscall.Getpgrp(), pgid, "the command runs in a process group of its own")
+	return pgid
+}
+
+// A timeout ends the command with everything it started (§8).
+func TestExecTimeoutEndsTheWholeGroup(t *testing.T) {
+	t.Parallel()
+	b := setupExec(t)
+	pgidFile := filepath.Join(b.dir, "pgid")
+	r := b.receiver(t, time.Second, b.script(t, "spawn.sh", spawner), pgidFile)
+	err := deliver(t, r, message(domain.EO, "XBTO0001"), nil)
+	require.Equal(t, domain.ErrorTransient, receiver.ClassOf(err), "%v", err)
+	require.ErrorContains(t, err, "timed out after 1s")
+	requireGroupGone(t, readPGID(t, pgidFile))
+}
+
+// A command that exits leaves nothing behind either: what it started in
+// the background ends with the delivery.
+func TestExecExitEndsTheWholeGroup(t *testing.T) {
+	t.Parallel()
+	b := setupExec(t)
+	pgidFile := filepath.Join(b.dir, "pgid")
+	r := b.receiver(t, time.Minute, b.script(t, "spawn.sh", spawner), pgidFile, "exit")
+	require.NoError(t, deliver(t, r, message(domain.EO, "XBTO0001"), nil))
+	requireGroupGone(t, readPGID(t, pgidFile))
+}
+
+// A delivery cancelled while it runs (serve shutting down) ends the group.
+func TestExecCancelEndsTheWholeGroup(t *testing.T) {
+	t.Parallel()
+	b := setupExec(t)
+	pgidFile := filepath.Join(b.dir, "pgid")
+	r := b.receiver(t, time.Minute, b.script(t, "spawn.sh", spawner), pgidFile)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- r.Deliver(ctx, receiver.Delivery{Message: message(domain.EO, "XBTO0001"), Attempt: 1}) }()
+	waitForFile(t, pgidFile)
+	cancel()
+	err := <-errc
+	require.Equal(t, domain.ErrorTransient, receiver.ClassOf(err), "%v", err)
+	require.ErrorContains(t, err, "delivery cancelled")
+	requireGroupGone(t, readPGID(t, pgidFile))
+}
+
+// waitForFile waits for the script to have recorded its group: a rename,
+// so the file is whole when it appears. No event tells this process; this
+// polls, bounded.
+func waitForFile(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "%s did not appear", path)
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A command that cannot be started for a passing reason — its file is open
+// for writing, "text file busy" — is a transient error; the next attempt
+// may well work.
+func TestExecTextFileBusyIsTransient(t *testing.T) {
+	t.Parallel()
+	b := setupExec(t)
+	path := b.script(t, "busy.sh", "exit 0")
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	err = deliver(t, b.receiver(t, 0, path), message(domain.EO, "XBTO0001"), nil)
+	require.Equal(t, domain.ErrorTransient, receiver.ClassOf(err), "%v", err)
+	require.ErrorContains(t, err, "text file busy")
+	require.NoError(t, f.Close())
+	require.NoError(t, deliver(t, b.receiver(t, 0, path), message(domain.EO, "XBTO0001"), nil))
+}
+
+// The command's environment is clean (§8): serve's PATH, HOME, LANG and TZ,
+// the variables named in inherit_env, its own env, and the message's
+// metadata; none of serve's other variables, its secrets least of all.
+// (t.Setenv: not parallel.)
+func TestExecEnvironmentIsClean(t *testing.T) {
+	for k, v := range map[string]string{
+		"PGPASSWORD": "hunter2", "AWS_SECRET_ACCESS_KEY": "aws-secret", "API_SECRET": "s",
+		"QUEUECTL_TOKEN": "serve's token", "KEEP_ME": "kept", "LANG": "de_DE.UTF-8", "TZ": "Europe/Berlin", "HOME": "/home/serve",
+	} {
+		t.Setenv(k, v)
+	}
+	b := setupExec(t)
+	out := filepath.Join(b.dir, "env")
+	path := b.script(t, "env.sh", `env | sort > "$1"`)
+	r, err := receiver.New("ARCHIVE", config.Receiver{Type: "exec", Command: []string{path, out},
+		Env: map[string]string{"MODE": "archive", "PATH": "/opt/archive/bin:/usr/bin:/bin"}, InheritEnv: []string{"KEEP_ME", "NOT_SET"}})
+	require.NoError(t, err)
+	m := message(domain.EO, "XBTO0001")
+	require.NoError(t, deliver(t, r, m, nil))
+	got, err := os.ReadFile(out)
+	require.NoError(t, err)
+	var names []string
+	for _, kv := range strings.Split(strings.TrimSpace(string(got)), "\n") {
+		k, _, _ := strings.Cut(kv, "=")
+		names = append(names, k)
+	}
+	// A shell adds PWD and SHLVL (and may add _) of its own.
+	names = slicesDelete(names, "PWD", "SHLVL", "_", "OLDPWD")
+	require.Equal(t, []string{"HOME", "KEEP_ME", "LANG", "MODE", "PATH",
+		"QUEUECTL_APP_QUEUE", "QUEUECTL_ATTEMPT", "QUEUECTL_INTERFACE", "QUEUECTL_MESSAGE_ID",
+		"QUEUECTL_RECEIVER", "QUEUECTL_SENDER", "QUEUECTL_SEQ", "TZ"}, names)
+	for _, want := range []string{"HOME=/home/serve\n", "KEEP_ME=kept\n", "LANG=de_DE.UTF-8\n", "TZ=Europe/Berlin\n", "MODE=archive\n",
+		"PATH=/opt/archive/bin:/usr/bin:/bin\n", "QUEUECTL_MESSAGE_ID=" + m.ID + "\n"} {
+		require.Contains(t, string(got), want, "the receiver's own env wins over serve's")
+	}
+	require.NotContains(t, string(got), "hunter2")
+	require.NotContains(t, string(got), "secret")
+	require.NotContains(t, string(got), "serve's token")
+}
+
+func slicesDelete(s []string, drop ...string) []string {
+	out := s[:0]
+	for _, v := range s {
+		keep := true
+		for _, d := range drop {
+			keep = keep && v != d
+		}
+		if keep {
+			out = append(out, v)
+		}
+	}
+	return out
+}
