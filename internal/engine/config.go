@@ -62,9 +62,9 @@ type Blacklisting struct {
 	Crashes int
 }
 
-// Retention says how long final messages are kept.
+// Retention says how long final messages and audit entries are kept.
 type Retention struct {
-	Delivered, Failed time.Duration
+	Delivered, Failed, Audit time.Duration
 }
 
 // ConfigOf takes the engine's part of queuectl's configuration.
@@ -80,8 +80,9 @@ func ConfigOf(c *config.Config) (Config, error) {
 		EOWindow: c.Engine.EOWindow,
 		Retry: Retry{Count: c.Engine.Retry.Count, Interval: c.Engine.Retry.Interval,
 			Exponential: c.Engine.Retry.Backoff == "exponential", MaxInterval: c.Engine.Retry.MaxInterval},
-		Blacklisting:    Blacklisting{Enabled: c.Engine.Blacklisting.Enabled, Crashes: c.Engine.Blacklisting.Crashes},
-		Retention:       Retention{Delivered: c.Engine.Retention.Delivered, Failed: c.Engine.Retention.Failed},
+		Blacklisting: Blacklisting{Enabled: c.Engine.Blacklisting.Enabled, Crashes: c.Engine.Blacklisting.Crashes},
+		Retention: Retention{Delivered: c.Engine.Retention.Delivered, Failed: c.Engine.Retention.Failed,
+			Audit: c.Engine.Retention.Audit},
 		ShutdownTimeout: c.Engine.ShutdownTimeout,
 		Routes:          rulesOf(c.Routes),
 		Heartbeat:       c.Cluster.Heartbeat,

@@ -158,3 +158,41 @@ func TestRetentionLoopPurgesFinalMessages(t *testing.T) {
 	require.False(t, b.exists(t, in[1].ID))
 	require.True(t, b.exists(t, bad.ID), "NDLV is never purged")
 }
+
+// engine.retention.audit: what is older goes, what is not stays, and the
+// purge is logged — at start, and then as the clock moves on. (The loop
+// checks every tenth of the retention: every 10ms of real time here; the
+// store's clock stands still until the test moves it.)
+func TestRetentionLoopPurgesTheAuditLog(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	clk := newClock()
+	b.now = clk.Now
+	b.cfg.Engine.Retention = config.Retention{Audit: 100 * time.Millisecond}
+	b.update(t, func(w store.Writer) error {
+		for _, age := range []time.Duration{200 * time.Millisecond, 150 * time.Millisecond, 50 * time.Millisecond, time.Millisecond} {
+			if err := w.AppendAudit(&domain.AuditEntry{At: clk.Now().Add(-age), Actor: "anonymous", Action: "POST /v1/purge",
+				Result: domain.AuditDenied}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	audit := func() []time.Time {
+		var at []time.Time
+		require.NoError(t, b.st.View(b.ctx, func(r store.Reader) error {
+			return r.Audit(store.AuditFilter{}, func(e *domain.AuditEntry) error {
+				at = append(at, e.At)
+				return nil
+			})
+		}))
+		return at
+	}
+	start := clk.Now()
+	b.start(t)
+	b.waitFor(t, "the audit purge at start", func() bool { return b.logged("audit entries purged") })
+	require.Equal(t, []time.Time{start.Add(-50 * time.Millisecond), start.Add(-time.Millisecond)}, audit())
+
+	clk.Advance(time.Second)
+	b.waitFor(t, "the next audit purge", func() bool { return len(audit()) == 0 })
+}

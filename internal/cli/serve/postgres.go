@@ -53,9 +53,7 @@ func runPostgres(ctx context.Context, f *cmdutil.Factory, url string, h slog.Han
 	if err != nil {
 		return err
 	}
-	stopRetention := startAuditRetention(ctx, st, c.Engine.Retention.Audit, log)
 	<-ctx.Done()
-	stopRetention()
 	stopAPI(servers, c.Engine.ShutdownTimeout)
 	api.Close() // the counts of refusals not yet written
 	return nil

@@ -163,11 +163,9 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 		case <-runCtx.Done():
 		}
 	}()
-	stopRetention := startAuditRetention(runCtx, st, c.Engine.Retention.Audit, log)
 	err = eng.Run(runCtx)
 	stopRun()
 	state.stopping()
-	stopRetention()
 	stopAPI(servers, c.Engine.ShutdownTimeout)
 	api.Close() // the counts of refusals not yet written
 	os.Remove(path + ".sock")
