@@ -192,13 +192,17 @@ func (l *loop) claimParams(withOutcomes bool) *store.ClaimParams {
 		p.Candidates, p.Limit, p.RouteLimit = store.CandidatesAlone, 1, 0
 		return p
 	}
-	// Each message claimed is delivered at once: as many as workers are
-	// free. (A claimed message is DLNG, so claiming ahead would put
-	// messages that no receiver holds yet in flight, and a crash would
-	// blame them.) With no worker free, routing waits too: what it would
-	// make ready could not start anyway.
-	// The outcomes recorded in the same transaction free their workers.
-	p.Limit = l.e.cfg.Workers - len(l.claimed)
+	// The engine keeps claimed what its workers deliver and half as many
+	// again, waiting for a worker: a commit costs as much for one message as
+	// for many, and workers that find their next message at hand need not
+	// wait for one. A claimed message is DLNG, so those waiting count as in
+	// flight if the node dies — they become blacklist candidates, never
+	// blacklisted (§4). A single worker claims only what it delivers, so
+	// that a crash is blamed on the one delivery in flight. With nothing to
+	// claim for, routing waits too: what it would make ready could not
+	// start anyway. The outcomes recorded in the same transaction free
+	// their places.
+	p.Limit = l.e.cfg.Workers + l.e.cfg.Workers/2 - len(l.claimed)
 	if withOutcomes {
 		p.Limit += len(l.outcomes)
 	}
