@@ -148,7 +148,8 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	return output.Value(opts.IO.Out, format, res, func(w io.Writer, _ bool) error {
 		return output.Fields(w, [][2]string{
-			{"Messages", fmt.Sprintf("%d %s in %d queue(s), %s payload, %s receiver", res.Messages, res.QoS, res.Queues, payload, res.Receiver)},
+			{"Messages", fmt.Sprintf("%d %s in %s, %d-byte payloads, %s receiver", res.Messages, res.QoS,
+				plural(res.Queues, "queue", "queues"), res.Payload, res.Receiver)},
 			{"Engine", fmt.Sprintf("%d workers, EO window %d", res.Workers, res.EOWindow)},
 			{"Throughput", fmt.Sprintf("%s msgs/s end to end (%.2fs)", thousands(res.Throughput), res.Seconds)},
 			{"Send rate", thousands(res.SendRate) + " msgs/s"},
@@ -167,4 +168,12 @@ func thousands(v float64) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// plural says n things.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }
