@@ -106,6 +106,28 @@ func PassedOver(qos QoS, s Status, c ErrorClass) bool {
 	return qos == EO && s == StatusNDLV && (c == ErrorPermanent || c == ErrorCrash)
 }
 
+// HeadPriority ranks an open message as its queue's head (§4, §5): the
+// head is the open message of highest rank, the first in seq order among
+// equals. On an EO queue a message whose NDLV blocks the queue ranks above
+// one that WAITs for a retry, and both above the rest: with a window,
+// messages in flight or not yet started can stand ahead of the one that
+// holds the queue up, and that one decides what the queue does. On an EOIO
+// queue, whose messages never overtake one another, the first open message
+// is the head. A message passed over is never a head (-1).
+func HeadPriority(qos QoS, s Status, c ErrorClass) int {
+	switch {
+	case PassedOver(qos, s, c):
+		return -1
+	case qos == EOIO:
+		return 0
+	case Blocks(qos, s, c):
+		return 2
+	case s == StatusWAIT:
+		return 1
+	}
+	return 0
+}
+
 // Blocks reports whether a head message in status s with error class c stops
 // the rest of its queue (§4): an NDLV head blocks, unless it is passed over.
 func Blocks(qos QoS, s Status, c ErrorClass) bool {

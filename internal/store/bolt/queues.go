@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -163,15 +164,36 @@ func (t *txn) QueueMessages(queue string, p store.QueueMessagesParams, fn func(*
 	return stopped(err)
 }
 
-// Head returns the first open message of the queue that holds it up.
+// Head returns the open message of the queue that decides its state
+// (domain.HeadPriority). The queue's counts say how high a rank can be
+// found at all, so the walk stops at the first message of that rank: at
+// once, unless a message blocks or WAITs somewhere in an EO queue.
 func (t *txn) Head(queue string) (*domain.Message, error) {
-	var head *domain.Message
-	err := t.QueueMessages(queue, store.QueueMessagesParams{Open: true}, func(m *domain.Message) error {
-		if domain.PassedOver(m.QoS, m.Status, m.ErrorClass) {
-			return nil
+	q, err := t.queue(queue)
+	if errors.Is(err, domain.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	best, head := 0, (*domain.Message)(nil)
+	if q.QoS == domain.EO {
+		switch {
+		case q.Counts[domain.StatusNDLV]-q.PassedOver > 0:
+			best = 2
+		case q.Counts[domain.StatusWAIT] > 0:
+			best = 1
 		}
-		head = m
-		return store.ErrStop
+	}
+	rank := -1
+	err = t.QueueMessages(queue, store.QueueMessagesParams{Open: true}, func(m *domain.Message) error {
+		if p := domain.HeadPriority(m.QoS, m.Status, m.ErrorClass); p > rank {
+			rank, head = p, m
+			if p >= best {
+				return store.ErrStop
+			}
+		}
+		return nil
 	})
 	return head, err
 }

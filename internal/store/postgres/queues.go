@@ -127,15 +127,22 @@ func (t *txn) QueueMessages(queue string, p store.QueueMessagesParams, fn func(*
 // messages_open index in seq order, passing over what domain.PassedOver
 // says has left the queue's order.
 func (t *txn) Head(queue string) (*domain.Message, error) {
-	if t.writable {
-		if _, err := t.lockQueue(queue); errors.Is(err, domain.ErrNotFound) {
-			return nil, nil
-		} else if err != nil {
-			return nil, err
-		}
+	q, err := t.Queue(queue) // locks the queue in a writable transaction
+	if errors.Is(err, domain.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	// The open message of highest domain.HeadPriority, the first by seq
+	// among equals: only an EO queue with a message that blocks or WAITs
+	// needs the ranks; any other's head is its first open message.
+	order := "seq"
+	if q.QoS == domain.EO && (q.Counts[domain.StatusNDLV]-q.PassedOver > 0 || q.Counts[domain.StatusWAIT] > 0) {
+		order = "CASE status WHEN 'NDLV' THEN 2 WHEN 'WAIT' THEN 1 ELSE 0 END DESC, seq"
 	}
 	page, err := t.messages(`SELECT `+messageColumns+` FROM messages
-		WHERE queue = $1 AND `+openStatuses+` AND NOT passed_over ORDER BY seq LIMIT 1`, queue)
+		WHERE queue = $1 AND `+openStatuses+` AND NOT passed_over ORDER BY `+order+` LIMIT 1`, queue)
 	if err != nil {
 		return nil, fmt.Errorf("queue %s: head: %w", queue, err)
 	}

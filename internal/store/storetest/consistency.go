@@ -117,9 +117,14 @@ func isOpen(s domain.Status) bool {
 	return s != domain.StatusPEND && !s.Final()
 }
 
-// holdsQueue reports whether an open message can be its queue's head (§4).
-func holdsQueue(qos domain.QoS, s domain.Status, c domain.ErrorClass) bool {
-	return isOpen(s) && !domain.PassedOver(qos, s, c)
+// headRank is the rank of a message as its queue's head: that of
+// domain.HeadPriority for an open message, below every rank for one that
+// is not open.
+func headRank(qos domain.QoS, s domain.Status, c domain.ErrorClass) int {
+	if !isOpen(s) {
+		return -2
+	}
+	return domain.HeadPriority(qos, s, c)
 }
 
 // requireConsistent checks that the counters, the status index, the queue
@@ -179,7 +184,7 @@ func requireConsistent(t *testing.T, b *testBundle) {
 		inOrder := slices.DeleteFunc(slices.Clone(msgs), func(m *domain.Message) bool { return m.Seq == 0 })
 		slices.SortFunc(inOrder, func(a, b *domain.Message) int { return cmp.Compare(a.Seq, b.Seq) })
 		require.Equal(t, idsOf(inOrder...), idsOf(s.queueAll[q.Name]...), "queue %s: seq order", q.Name)
-		wantOpen, wantHead := []string{}, ""
+		wantOpen, wantHead, rank := []string{}, "", -1
 		for i, m := range inOrder {
 			if i > 0 {
 				require.Less(t, inOrder[i-1].Seq, m.Seq, "queue %s: seqs are unique", q.Name)
@@ -188,8 +193,8 @@ func requireConsistent(t *testing.T, b *testBundle) {
 			if isOpen(m.Status) {
 				wantOpen = append(wantOpen, m.ID)
 			}
-			if wantHead == "" && holdsQueue(m.QoS, m.Status, m.ErrorClass) {
-				wantHead = m.ID
+			if r := headRank(m.QoS, m.Status, m.ErrorClass); r > rank {
+				wantHead, rank = m.ID, r
 			}
 		}
 		require.Equal(t, wantOpen, s.queueOpen[q.Name], "queue %s: open order", q.Name)

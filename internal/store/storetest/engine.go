@@ -344,6 +344,24 @@ func testClaim(t *testing.T, open Opener) {
 		require.Empty(t, e.claim(t, 10).Claimed, "an EO queue blocked by exhausted retries starts nothing")
 	})
 
+	t.Run("NothingStartsInABlockedEOQueueEvenAheadOfTheBlocker", func(t *testing.T) {
+		t.Parallel()
+		e := setupEngine(t, open)
+		msgs := outbound(2)
+		e.insert(t, msgs...)
+		res := e.claimAs(t, e.node, store.ClaimParams{Limit: 2})
+		e.record(t, nil,
+			store.Outcome{ID: msgs[0].ID, Epoch: res.Claimed[0].Epoch, Kind: store.OutcomeFailed, Error: "HTTP 400",
+				Class: domain.ErrorPermanent},
+			store.Outcome{ID: msgs[1].ID, Epoch: res.Claimed[1].Epoch, Kind: store.OutcomeFailed, Error: "no attempts left",
+				Class: domain.ErrorTransient})
+		// An operator resends the first: it is TBDL again, ahead of the
+		// message that blocks the queue, and waits for it like the rest.
+		e.move(t, msgs[0].ID, domain.StatusNDLV, domain.StatusTBDL)
+		require.Equal(t, msgs[1].ID, e.headID(t, msgs[0].Queue), "the head is the message that blocks the queue")
+		require.Empty(t, e.claim(t, 10).Claimed, "while an EO queue is blocked, no new delivery of it starts (§3)")
+	})
+
 	t.Run("PermanentErrorLetsEOGoOn", func(t *testing.T) {
 		t.Parallel()
 		e := setupEngine(t, open)

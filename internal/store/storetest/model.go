@@ -171,11 +171,10 @@ func requireModel(t *testing.T, b *testBundle, md *model) {
 		}
 		require.Equal(t, counts, nonZero(q.Counts), "queue %s: counts", q.Name)
 		slices.SortFunc(open, func(a, b *modelMessage) int { return cmp.Compare(a.seq, b.seq) })
-		want := ""
+		want, rank := "", -1
 		for _, m := range open {
-			if holdsQueue(m.qos, m.status, m.class) {
-				want = seqID(md, q.Name, m.seq)
-				break
+			if r := headRank(m.qos, m.status, m.class); r > rank {
+				want, rank = seqID(md, q.Name, m.seq), r
 			}
 		}
 		require.Equal(t, want, s.heads[q.Name], "queue %s: head", q.Name)

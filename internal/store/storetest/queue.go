@@ -131,6 +131,25 @@ func testHead(t *testing.T, open Opener) {
 		require.Nil(t, b.head(t, next.Queue), "nothing left holds the queue up")
 	})
 
+	t.Run("EOHeadIsTheMessageThatHoldsTheQueueUp", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, open)
+		// With a window, a message that blocks or WAITs can stand behind
+		// others: it decides the queue's state wherever it stands.
+		first, waiting, blocking, last := NewMessage(), WithStatus(NewMessage(), domain.StatusWAIT),
+			NotDelivered(NewMessage(), domain.ErrorTransient), NewMessage()
+		b.insert(t, first, last)
+		require.Equal(t, first.ID, b.headID(t, first.Queue), "nothing holds the queue up: its first message")
+		b.insert(t, waiting)
+		require.Equal(t, waiting.ID, b.headID(t, first.Queue), "a WAIT behind TBDL messages")
+		b.insert(t, blocking)
+		require.Equal(t, blocking.ID, b.headID(t, first.Queue), "a blocking NDLV before a WAIT, behind a TBDL")
+		b.move(t, blocking.ID, domain.StatusNDLV, domain.StatusFAIL)
+		require.Equal(t, waiting.ID, b.headID(t, first.Queue), "then the WAIT")
+		b.move(t, waiting.ID, domain.StatusWAIT, domain.StatusTBDL)
+		require.Equal(t, first.ID, b.headID(t, first.Queue))
+	})
+
 	t.Run("EOBlacklistedIsPassedOver", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, open)
