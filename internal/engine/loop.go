@@ -49,8 +49,9 @@ type loop struct {
 	candidates bool
 	isolated   string
 	stopping   bool
-	// storeFailed is set while the store refuses to commit.
-	storeFailed bool
+	// failedAt is when the store last refused to commit; the loop tries
+	// again storeRetry after it, whatever wakes it meanwhile.
+	failedAt time.Time
 }
 
 // claim is a message this node has DLNG.
@@ -95,7 +96,7 @@ func (l *loop) run(ctx context.Context, failed <-chan error) error {
 					return err
 				}
 				l.e.log.Error("the store failed; trying again in 1s", "err", err)
-				l.storeFailed = true
+				l.failedAt = time.Now()
 			} else {
 				l.start(dctx)
 				continue
@@ -119,7 +120,7 @@ func (l *loop) run(ctx context.Context, failed <-chan error) error {
 		case <-l.e.poke:
 			l.ready = true
 		case <-timer.C:
-			l.ready, l.storeFailed = true, false
+			l.ready = true
 		}
 	}
 }
@@ -137,6 +138,12 @@ func (l *loop) collect() {
 	}
 }
 
+// storeFailed says whether the store refused to commit less than storeRetry
+// ago.
+func (l *loop) storeFailed() bool {
+	return !l.failedAt.IsZero() && time.Since(l.failedAt) < storeRetry
+}
+
 // batching says whether the outcomes waiting should wait a little longer
 // for those of the deliveries still in flight, to share their commit.
 func (l *loop) batching() bool {
@@ -145,18 +152,18 @@ func (l *loop) batching() bool {
 
 // pending says whether there is something to record or to claim now.
 func (l *loop) pending() bool {
-	return !l.storeFailed && (len(l.outcomes) > 0 || l.claimParams(false) != nil)
+	return !l.storeFailed() && (len(l.outcomes) > 0 || l.claimParams(false) != nil)
 }
 
 func (l *loop) idle() bool {
-	return len(l.claimed) == 0 && len(l.outcomes) == 0 && !l.ready && !l.storeFailed
+	return len(l.claimed) == 0 && len(l.outcomes) == 0 && !l.ready && !l.storeFailed()
 }
 
 // wait is how long the loop may sleep: until the batch window closes,
 // until the next retry is due, or a second after the store failed.
 func (l *loop) wait() time.Duration {
-	if l.storeFailed {
-		return storeRetry
+	if l.storeFailed() {
+		return storeRetry - time.Since(l.failedAt)
 	}
 	if l.batching() {
 		return batchWindow - time.Since(l.firstOutcome)
@@ -257,6 +264,9 @@ func (l *loop) took(p *store.ClaimParams, res *store.ClaimResult) {
 		l.isolated = res.Claimed[0].Message.ID
 	}
 	l.e.reportRouted(res)
+	for id, err := range res.Damaged {
+		l.e.log.Error("a message the store cannot read is left alone", "message", id, "err", err)
+	}
 	for _, c := range res.Claimed {
 		l.claimed[c.Message.ID] = &claim{Claimed: c}
 		l.queued = append(l.queued, c)

@@ -181,6 +181,10 @@ type ClaimResult struct {
 	Routed []*domain.Message
 	// Created holds the outbound messages routing created.
 	Created []*domain.Message
+	// Damaged names messages the claim skipped because they could not be
+	// read (a damaged record, an index naming a message that is gone), so
+	// that one bad record does not stop every delivery.
+	Damaged map[string]error
 }
 
 // OutcomeKind says what became of a claimed message.

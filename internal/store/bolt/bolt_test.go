@@ -285,3 +285,46 @@ func TestReopen(t *testing.T) {
 		return err
 	}))
 }
+
+// One message the store cannot read is skipped by the claim and refused by
+// an outcome; every other message goes on.
+func TestDamagedMessageStopsNothing(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "queuectl.db")
+	s, err := Open(path, Options{NoSync: true})
+	require.NoError(t, err)
+	parent := storetest.NewMessage()
+	damaged, good := storetest.NewOutboundMessage(parent, storetest.ReceiverWMS), storetest.NewOutboundMessage(parent, storetest.ReceiverWMS)
+	require.NoError(t, s.Update(t.Context(), func(w store.Writer) error {
+		for _, m := range []*domain.Message{damaged, good} {
+			if err := w.Insert(m, []byte("x"), storetest.Entry("sent")); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	require.NoError(t, s.Close())
+	rawUpdate(t, path, func(tx *bbolt.Tx) error {
+		key, _ := parseID(damaged.ID)
+		return tx.Bucket([]byte(bucketMessages)).Put(key[:], []byte{recordV1, 0})
+	})
+
+	s, err = Open(path, Options{NoSync: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	j, err := s.Join(t.Context(), store.JoinParams{ID: "N1"})
+	require.NoError(t, err)
+	res, err := s.Claim(t.Context(), store.ClaimParams{Node: j.Node, Limit: 10, Window: 32})
+	require.NoError(t, err)
+	require.Len(t, res.Claimed, 1)
+	require.Equal(t, good.ID, res.Claimed[0].Message.ID)
+	require.Contains(t, res.Damaged, damaged.ID)
+
+	rec, err := s.Record(t.Context(), store.RecordParams{Node: j.Node, Outcomes: []store.Outcome{
+		{ID: damaged.ID, Epoch: res.Claimed[0].Epoch, Kind: store.OutcomeDelivered},
+		{ID: good.ID, Epoch: res.Claimed[0].Epoch, Kind: store.OutcomeDelivered},
+	}})
+	require.NoError(t, err)
+	require.ErrorIs(t, rec.Conflicts[damaged.ID], domain.ErrConflict)
+	require.Equal(t, domain.StatusDLVD, rec.Applied[1].Status)
+}

@@ -287,7 +287,8 @@ func (c *claimer) due() error {
 		}
 		m, err := c.t.stored(uuid.UUID(k[8:]))
 		if err != nil {
-			return fmt.Errorf("due index names a missing message: %w", err)
+			c.damaged(uuid.UUID(k[8:]), err)
+			continue
 		}
 		q, err := c.queue(m.Queue)
 		if err != nil {
@@ -322,7 +323,8 @@ func (c *claimer) claimQueue(name string) error {
 		}
 		m, err := c.t.stored(id)
 		if err != nil {
-			return fmt.Errorf("ready index names a missing message: %w", err)
+			c.damaged(id, err)
+			continue
 		}
 		if err := c.take(m); err != nil {
 			return err
@@ -332,6 +334,15 @@ func (c *claimer) claimQueue(name string) error {
 		}
 	}
 	return nil
+}
+
+// damaged notes a message an index names but that cannot be read: the
+// claim goes on without it rather than stop every delivery.
+func (c *claimer) damaged(id uuid.UUID, err error) {
+	if c.res.Damaged == nil {
+		c.res.Damaged = map[string]error{}
+	}
+	c.res.Damaged[id.String()] = err
 }
 
 // take claims one ready outbound message, minding blacklist candidates and

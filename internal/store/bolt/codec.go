@@ -54,11 +54,19 @@ var errorClasses = []domain.ErrorClass{"", domain.ErrorTransient, domain.ErrorPe
 // noStatus stands for the missing From of a first history entry.
 const noStatus = 0xff
 
+// storedStatuses gives each status the byte it is stored as: in records,
+// in the status index's keys and in the order of a queue record's counts.
+// It is the file format — never reorder it; a new status goes at the end.
+var storedStatuses = [...]domain.Status{
+	domain.StatusPEND, domain.StatusTBDL, domain.StatusDLNG, domain.StatusWAIT,
+	domain.StatusHOLD, domain.StatusNDLV, domain.StatusDLVD, domain.StatusFAIL,
+}
+
 func statusCode(s domain.Status) (byte, error) {
 	if s == "" {
 		return noStatus, nil
 	}
-	if i := slices.Index(domain.Statuses, s); i >= 0 {
+	if i := slices.Index(storedStatuses[:], s); i >= 0 {
 		return byte(i), nil
 	}
 	return 0, fmt.Errorf("status %q is not a status", s)
@@ -68,8 +76,8 @@ func statusOf(c byte) (domain.Status, error) {
 	if c == noStatus {
 		return "", nil
 	}
-	if int(c) < len(domain.Statuses) {
-		return domain.Statuses[c], nil
+	if int(c) < len(storedStatuses) {
+		return storedStatuses[c], nil
 	}
 	return "", fmt.Errorf("status code %d is unknown", c)
 }
@@ -294,13 +302,14 @@ func decodeCheck(d *decoder, m *domain.Message) {
 type storedMessage struct {
 	*domain.Message
 	sharedPayload bool
+	parent        uuid.UUID // the parent's id, as a key
 }
 
 // payloadKey is the key of the message's payload: its own id, or its
 // parent's for a routed outbound message.
 func (s storedMessage) payloadKey(id uuid.UUID) uuid.UUID {
 	if s.sharedPayload {
-		return uuid.MustParse(s.ParentID)
+		return s.parent
 	}
 	return id
 }
@@ -338,10 +347,13 @@ func decodeMessage(k, v []byte) (storedMessage, error) {
 		t := d.time()
 		m.NextAttemptAt = &t
 	}
+	var parent uuid.UUID
 	if flags&msgParent != 0 {
 		if p := d.raw(16); p != nil {
-			m.ParentID = idString(p)
+			m.ParentID, parent = idString(p), uuid.UUID(p)
 		}
+	} else if flags&msgSharedPayload != 0 {
+		d.fail(errors.New("its payload is its parent's, but it names no parent"))
 	}
 	m.Sender = d.str()
 	m.Receiver = d.str()
@@ -366,7 +378,7 @@ func decodeMessage(k, v []byte) (storedMessage, error) {
 	if d.err != nil {
 		return storedMessage{}, fmt.Errorf("decode message %s: %w", m.ID, d.err)
 	}
-	return storedMessage{Message: m, sharedPayload: flags&msgSharedPayload != 0}, nil
+	return storedMessage{Message: m, sharedPayload: flags&msgSharedPayload != 0, parent: parent}, nil
 }
 
 // appendHistoryEntry appends one encoded history entry to a message's history.
@@ -420,7 +432,7 @@ func encodeQueue(q *store.QueueRecord) []byte {
 	e.uvarint(q.LastSeq)
 	e.time(q.CreatedAt)
 	e.uvarint(uint64(q.PassedOver))
-	for _, s := range domain.Statuses {
+	for _, s := range storedStatuses {
 		e.uvarint(uint64(q.Counts[s]))
 	}
 	// Added after the counts, so that older records decode with none.
@@ -446,7 +458,7 @@ func decodeQueue(name string, v []byte) (*store.QueueRecord, error) {
 	q.LastSeq = d.uvarint()
 	q.CreatedAt = d.time()
 	q.PassedOver = int64(d.uvarint())
-	for _, s := range domain.Statuses {
+	for _, s := range storedStatuses {
 		if n := int64(d.uvarint()); n > 0 {
 			q.Counts[s] = n
 		}

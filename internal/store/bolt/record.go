@@ -69,7 +69,8 @@ func (t *txn) apply(node store.Node, o store.Outcome, at time.Time) (*domain.Mes
 		return nil, domain.Conflictf("message %s: it no longer exists", o.ID)
 	}
 	if err != nil {
-		return nil, err
+		// A record that cannot be read changes nothing and stops nothing.
+		return nil, domain.Conflictf("message %s: %v", o.ID, err)
 	}
 	switch {
 	case cur.Status != domain.StatusDLNG:
