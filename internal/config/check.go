@@ -34,7 +34,7 @@ func (p Problems) Hint() string {
 // exist, names that are names. Every command runs it when it reads the
 // configuration, so serve refuses to start on what config check reports.
 func (c *Config) Validate() error {
-	var ps Problems
+	ps := Problems(slices.Clone(c.unknown))
 	add := func(err error) {
 		if err != nil {
 			ps = append(ps, err)

@@ -34,6 +34,8 @@ type Config struct {
 
 	// File is the config file that was read, if any.
 	File string `mapstructure:"-" yaml:"-"`
+	// unknown are the keys that name no setting (Validate reports them).
+	unknown []error
 }
 
 // Engine configures delivery (§4, §8).

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/go-viper/mapstructure/v2"
@@ -141,9 +143,13 @@ func Load(flags *pflag.FlagSet) (*Config, error) {
 		mapstructure.StringToTimeDurationHookFunc(),
 		mapstructure.StringToSliceHookFunc(","),
 	))
-	if err := v.UnmarshalExact(&c, hook); err != nil {
+	// Unknown keys are problems like any other, reported with the rest by
+	// Validate rather than on their own, the first one stopping the read.
+	var md mapstructure.Metadata
+	if err := v.Unmarshal(&c, hook, func(dc *mapstructure.DecoderConfig) { dc.Metadata = &md }); err != nil {
 		return nil, domain.Invalidf("configuration: %s", cleanDecodeError(err))
 	}
+	c.unknown = unknownKeys(md)
 	if file != "" {
 		if err := restoreKeyCase(file, raw, &c); err != nil {
 			return nil, err
@@ -157,6 +163,99 @@ func Load(flags *pflag.FlagSet) (*Config, error) {
 		return nil, err
 	}
 	return &c, nil
+}
+
+// unknownKeys are the keys of the configuration that name no setting, each
+// a problem with the setting it was perhaps meant to be.
+func unknownKeys(md mapstructure.Metadata) []error {
+	var out []error
+	for _, unused := range slices.Sorted(slices.Values(md.Unused)) {
+		key := keyPath(unused)
+		parent, name := "", key
+		if i := strings.LastIndexByte(key, '.'); i >= 0 {
+			parent, name = key[:i+1], key[i+1:]
+		}
+		var siblings []string
+		for _, f := range settingsAt(reflect.TypeFor[Config](), unused) {
+			siblings = append(siblings, parent+f)
+		}
+		out = append(out, domain.Invalidf("%s is not a setting%s", key, domain.DidYouMean(parent+name, siblings)))
+	}
+	return out
+}
+
+// settingsAt lists the settings beside a decoder's key: the mapstructure
+// names of the struct the key's last part would be a field of, found by
+// following its parts from t (a map's key and a list's index stand for its
+// element).
+func settingsAt(t reflect.Type, key string) []string {
+	parts := strings.FieldsFunc(key, func(r rune) bool { return r == '.' || r == '[' })
+	for _, part := range parts[:len(parts)-1] {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		switch t.Kind() {
+		case reflect.Map, reflect.Slice:
+			t = t.Elem() // part is the key or the index, "wms]" or "0]"
+			continue
+		case reflect.Struct:
+			f, ok := fieldByTag(t, part)
+			if !ok {
+				return nil
+			}
+			t = f.Type
+			if t.Kind() == reflect.Map || t.Kind() == reflect.Slice {
+				continue // the next part names the entry
+			}
+		default:
+			return nil
+		}
+	}
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Map || t.Kind() == reflect.Slice {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var out []string
+	for f := range t.Fields() {
+		if tag, _, _ := strings.Cut(f.Tag.Get("mapstructure"), ","); tag != "" && tag != "-" {
+			out = append(out, tag)
+		}
+	}
+	return out
+}
+
+// fieldByTag finds a struct's field by its mapstructure name.
+func fieldByTag(t reflect.Type, name string) (reflect.StructField, bool) {
+	for f := range t.Fields() {
+		if tag, _, _ := strings.Cut(f.Tag.Get("mapstructure"), ","); tag == name {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// keyPath writes a decoder's key as the file would: a map's entry as a
+// dotted part (receivers.wms.url), a list's index in brackets (routes[0]).
+func keyPath(k string) string {
+	var b strings.Builder
+	for i := 0; i < len(k); i++ {
+		switch {
+		case k[i] == '[' && i+1 < len(k) && (k[i+1] < '0' || k[i+1] > '9'):
+			b.WriteByte('.')
+			j := strings.IndexByte(k[i:], ']')
+			if j < 0 {
+				b.WriteString(k[i+1:])
+				return b.String()
+			}
+			b.WriteString(k[i+1 : i+j])
+			i += j
+		default:
+			b.WriteByte(k[i])
+		}
+	}
+	return b.String()
 }
 
 // cleanDecodeError turns mapstructure's multi-line error into one line.

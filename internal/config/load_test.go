@@ -270,23 +270,23 @@ func TestLoadBadFile(t *testing.T) {
 func TestLoadUnknownKeys(t *testing.T) {
 	t.Parallel()
 
-	tests := map[string]string{
-		"top level":      "outptu: json\n",
-		"engine":         "engine: {wrokers: 4}\n",
-		"retry":          "engine: {retry: {cuont: 4}}\n",
-		"receiver field": "receivers: {WMS: {type: http, url: 'http://x'}}\n",
-		"route field":    "routes: [{sender: ERP, receiver: WMS}]\n",
-		"context field":  "contexts: {prod: {url: 'https://x'}}\n",
-		"token field":    "server: {tokens: [{name: ops, role: operator, sha: abc}]}\n",
+	tests := map[string]struct{ content, want string }{
+		"top level":      {"outptu: json\n", "outptu is not a setting (did you mean output?)"},
+		"engine":         {"engine: {wrokers: 4}\n", "engine.wrokers is not a setting (did you mean engine.workers?)"},
+		"retry":          {"engine: {retry: {cuont: 4}}\n", "engine.retry.cuont is not a setting (did you mean engine.retry.count?)"},
+		"receiver field": {"receivers: {WMS: {type: http, url: 'http://x'}}\n", "receivers.wms.url is not a setting (did you mean receivers.wms.urls?)"},
+		"route field":    {"routes: [{sender: ERP, receiver: WMS}]\n", "routes[0].receiver is not a setting (did you mean routes[0].receivers?)"},
+		"context field":  {"contexts: {prod: {url: 'https://x'}}\n", "contexts.prod.url is not a setting"},
+		"token field":    {"server: {tokens: [{name: ops, role: operator, sha: abc}]}\n", "server.tokens[0].sha is not a setting"},
 	}
-	for name, content := range tests {
+	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 
 			b := setup(t)
-			_, err := b.loadFile(t, content)
+			_, err := b.loadFile(t, tt.content)
 			require.ErrorIs(t, err, domain.ErrInvalid)
-			require.ErrorContains(t, err, "configuration:")
+			require.ErrorContains(t, err, tt.want)
 			require.NotContains(t, err.Error(), "\n", "one line")
 		})
 	}
