@@ -61,7 +61,8 @@ func (opts *Options) sendJSONL(ctx context.Context, format output.Format) error 
 		if stored == 0 {
 			return fmt.Errorf("%w; nothing was stored", err)
 		}
-		return fmt.Errorf("stored %d of %d messages (their ids are printed), then: %w", stored, sp.Len(), err)
+		// Some stored, some not: exit 5, whatever refused the rest.
+		return domain.Errorf(cmdutil.ErrPartial, "stored %d of %d messages (their ids are printed), then: %v", stored, sp.Len(), err)
 	})
 	if cerr := l.Close(); err == nil {
 		err = cerr

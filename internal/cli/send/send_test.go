@@ -77,12 +77,16 @@ type fakeAdmin struct {
 	admin.Service // other methods are not called by send
 	reqs          []domain.SendRequest
 	err           error
-	opened        int
+	// okCalls Sends succeed before err, when it is set.
+	okCalls int
+	calls   int
+	opened  int
 }
 
 func (a *fakeAdmin) Send(_ context.Context, reqs []domain.SendRequest) ([]*domain.Message, error) {
 	a.reqs = append(a.reqs, reqs...)
-	if a.err != nil {
+	a.calls++
+	if a.err != nil && a.calls > a.okCalls {
 		return nil, a.err
 	}
 	out := make([]*domain.Message, len(reqs))
@@ -198,4 +202,14 @@ func TestSendRunJSONL(t *testing.T) {
 	b.admin.err = domain.Errorf(domain.ErrTooLarge, "payload is 11MiB")
 	err = send.Run(context.Background(), b.opts)
 	require.EqualError(t, err, "line 2: payload is 11MiB; nothing was stored", "a batch of one names its line too")
+
+	// A later batch refused after an earlier one was stored: partial, exit 5.
+	b = setupRun(t, output.IDs, strings.Repeat(`{"qos":"EO","sender":"ERP"}`+"\n", 1500))
+	b.opts.JSONL = true
+	b.admin.err, b.admin.okCalls = domain.Errorf(domain.ErrUnavailable, "the server went away"), 1
+	err = send.Run(context.Background(), b.opts)
+	require.ErrorIs(t, err, cmdutil.ErrPartial)
+	require.NotErrorIs(t, err, domain.ErrUnavailable, "the exit code says what was stored: some of it")
+	require.EqualError(t, err, "stored 1000 of 1500 messages (their ids are printed), then: the server went away")
+	require.Equal(t, 1000, strings.Count(b.out.String(), "\n"), "the ids of what was stored")
 }
