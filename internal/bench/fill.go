@@ -45,9 +45,9 @@ func Fill(ctx context.Context, st store.Store, o FillOptions) (*FillResult, erro
 		return nil, domain.Invalidf("--messages %d must be at least 1", o.Messages)
 	case o.Queues < 1 || o.Queues > o.Messages:
 		return nil, domain.Invalidf("--queues %d must be between 1 and --messages (%d)", o.Queues, o.Messages)
-	case o.Blacklisted < 0 || o.Blacklisted > eoMessages(o.Messages, o.Queues):
+	case o.Blacklisted < 0 || o.Blacklisted > EOMessages(o.Messages, o.Queues):
 		return nil, domain.Invalidf("--blacklisted %d must be between 0 and the %d messages of EO queues (every other queue is EO)",
-			o.Blacklisted, eoMessages(o.Messages, o.Queues))
+			o.Blacklisted, EOMessages(o.Messages, o.Queues))
 	}
 	if !o.Force {
 		empty := true
@@ -104,9 +104,9 @@ func Fill(ctx context.Context, st store.Store, o FillOptions) (*FillResult, erro
 	return res, nil
 }
 
-// eoMessages counts the messages that go to EO queues: those of the even
-// queues.
-func eoMessages(messages, queues int) int {
+// EOMessages is how many of messages spread over queues fall to EO queues
+// (queues 0, 2, 4 …), the most --blacklisted can be.
+func EOMessages(messages, queues int) int {
 	n := 0
 	for q := 0; q < queues; q += 2 {
 		n += (messages - q + queues - 1) / queues

@@ -165,7 +165,7 @@ func (c *Collector) Handler() http.Handler {
 	})
 }
 
-// Observe counts one engine event; it is engine.Options.OnEvent's shape.
+// Observe counts one engine event; it is engine.Options.Observe's shape.
 // Outcomes count for outbound messages only: the inbound stage calls no
 // receiver.
 func (c *Collector) Observe(ev engine.Event) {

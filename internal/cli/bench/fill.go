@@ -42,12 +42,20 @@ that holds messages already is left alone unless --force adds to it.`,
   queuectl --db big.db blacklist list --limit 100`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// The defaults fit a small --messages too: no more queues
+			// than messages, no more blacklisted than EO messages.
+			if !cmd.Flags().Changed("queues") && opts.Queues > opts.Messages && opts.Messages > 0 {
+				opts.Queues = opts.Messages
+			}
+			if !cmd.Flags().Changed("blacklisted") {
+				opts.Blacklisted = min(opts.Blacklisted, benchrun.EOMessages(opts.Messages, opts.Queues))
+			}
 			return RunFill(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&opts.Messages, "messages", 100000, "how many messages to store")
-	fl.IntVar(&opts.Queues, "queues", 100, "how many queues to spread them over")
+	fl.IntVar(&opts.Queues, "queues", 100, "how many queues to spread them over (at most --messages)")
 	fl.IntVar(&opts.Blacklisted, "blacklisted", 10, "how many of them are blacklisted (NDLV)")
 	fl.StringVar(&opts.Payload, "payload", "200B", "payload size of each message")
 	fl.BoolVar(&opts.Force, "force", false, "add to a store that holds messages already")
@@ -86,9 +94,14 @@ func RunFill(ctx context.Context, opts *FillOptions) error {
 	if err != nil {
 		return err
 	}
+	messages := "messages"
+	if res.Messages == 1 {
+		messages = "message"
+	}
 	return output.Value(opts.IO.Out, format, res, func(w io.Writer, _ bool) error {
-		_, err := fmt.Fprintf(w, "Stored %s messages in %d queues in %.1fs (%s): %d blacklisted, %d TBDL, the rest DLVD.\n",
-			thousands(float64(res.Messages)), res.Queues, res.Seconds, path, res.Blacklisted, res.Open)
+		_, err := fmt.Fprintf(w, "Stored %s %s in %s in %.1fs (%s): %d blacklisted, %d TBDL, the rest DLVD.\n",
+			thousands(float64(res.Messages)), messages,
+			plural(res.Queues, "queue", "queues"), res.Seconds, path, res.Blacklisted, res.Open)
 		return err
 	}, func() []string { return nil })
 }
