@@ -73,6 +73,7 @@ func Run(t *testing.T, newService NewService) {
 		{"ActSelection", testActSelection},
 		{"Tuning", testTuning},
 		{"TuneInvalid", testTuneInvalid},
+		{"TuneStoredReceiver", testTuneStoredReceiver},
 		{"TuneUnsetNotSet", testTuneUnsetNotSet},
 		{"Audit", testAudit},
 		{"AuditPaging", testAuditPaging},

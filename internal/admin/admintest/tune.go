@@ -10,6 +10,7 @@ import (
 
 	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/store"
 )
 
 const (
@@ -126,6 +127,20 @@ func testTuneInvalid(t *testing.T, b *bundle) {
 		require.Equal(t, domain.AuditError, a.Result)
 		require.Contains(t, []string{"tune.set", "tune.unset"}, a.Action)
 	}
+}
+
+// testTuneStoredReceiver: a receiver this configuration does not name but
+// that has a value in the store (set where it is configured) can be given
+// another; one without a value is still refused.
+func testTuneStoredReceiver(t *testing.T, b *bundle) {
+	require.NoError(t, b.st.Update(b.ctx, func(w store.Writer) error {
+		return w.SetParam(domain.Param{Name: eoOutbound, Sub: "LEGACY", Value: 3})
+	}))
+	e, err := b.svc.Tune(b.ctx, set(eoOutbound, "LEGACY", "5"))
+	require.NoError(t, err)
+	require.Equal(t, 5, e.Value)
+	_, err = b.svc.Tune(b.ctx, set(eoOutbound, "LEGACY2", "5"))
+	require.ErrorIs(t, err, domain.ErrInvalid)
 }
 
 // testTuneUnsetNotSet: unsetting a value that is not set is not found

@@ -93,7 +93,7 @@ func (s *Service) Tune(ctx context.Context, p admin.TuneParams) (*admin.TuningEn
 		action = "tune.unset"
 	}
 	target := []string{p.Param + "/" + p.Sub}
-	value, err := s.checkTuning(p)
+	value, err := s.checkTuning(ctx, p)
 	if err != nil {
 		return nil, s.refused(ctx, action, target, domain.AuditError, err)
 	}
@@ -171,7 +171,7 @@ func subFlag(sub string) string {
 }
 
 // checkTuning applies the rules of §7 and returns the value to set.
-func (s *Service) checkTuning(p admin.TuneParams) (int, error) {
+func (s *Service) checkTuning(ctx context.Context, p admin.TuneParams) (int, error) {
 	param, sub := p.Param, p.Sub
 	switch param {
 	case placement.ParamEOInbound:
@@ -185,8 +185,14 @@ func (s *Service) checkTuning(p admin.TuneParams) (int, error) {
 		}
 	case placement.ParamEOOutbound:
 		if sub != "" && !p.Unset && !slices.Contains(s.opts.Receivers, sub) {
-			// Unsetting stays possible for a receiver removed from the configuration.
-			return 0, s.unknownReceiver(sub)
+			// Unsetting stays possible for a receiver removed from the
+			// configuration, and a receiver that has a value already (set
+			// where it is configured: another node's configuration, or the
+			// demo's) can be given another.
+			valued := s.valuedReceivers(ctx)
+			if !slices.Contains(valued, sub) {
+				return 0, s.unknownReceiver(sub, valued)
+			}
 		}
 	default:
 		return 0, domain.Invalidf("parameter %q is not one of %s, %s%s", param, placement.ParamEOInbound,
@@ -212,13 +218,37 @@ func (s *Service) checkTuning(p admin.TuneParams) (int, error) {
 	return v, nil
 }
 
+// valuedReceivers are the receivers with an EO_OUTBOUND_PARALLEL value of
+// their own in the store.
+func (s *Service) valuedReceivers(ctx context.Context) []string {
+	var subs []string
+	_ = s.st.View(ctx, func(r store.Reader) error {
+		return r.Params(func(v domain.Param) error {
+			if v.Name == placement.ParamEOOutbound && v.Sub != "" {
+				subs = append(subs, v.Sub)
+			}
+			return nil
+		})
+	})
+	return subs
+}
+
 // unknownReceiver refuses an EO_OUTBOUND_PARALLEL subparameter that names
 // no configured receiver: a value for it would never apply.
-func (s *Service) unknownReceiver(sub string) error {
+func (s *Service) unknownReceiver(sub string, valued []string) error {
+	known := slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(s.opts.Receivers), valued...))))
 	msg := fmt.Sprintf("EO_OUTBOUND_PARALLEL --sub %s: no receiver %s is configured%s; nothing was changed",
-		sub, sub, domain.DidYouMean(sub, s.opts.Receivers))
-	hint := "configured receivers: " + strings.Join(s.opts.Receivers, ", ")
-	if len(s.opts.Receivers) == 0 {
+		sub, sub, domain.DidYouMean(sub, known))
+	var hint string
+	switch {
+	case len(s.opts.Receivers) > 0:
+		hint = "configured receivers: " + strings.Join(s.opts.Receivers, ", ")
+		if len(valued) > 0 {
+			hint += "; with a value: " + strings.Join(valued, ", ")
+		}
+	case len(valued) > 0:
+		hint = "receivers with a value: " + strings.Join(valued, ", ") + "; configure others under receivers: in the configuration"
+	default:
 		hint = "no receivers are configured: add them under receivers: in the configuration (queuectl config check)"
 	}
 	return domain.WithHint(domain.ErrInvalid, msg, hint)

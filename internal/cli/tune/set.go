@@ -34,9 +34,9 @@ func NewSetCmd(f *cmdutil.Factory, runF func(context.Context, *SetOptions) error
 		Short: "Set a tuning value (1-9999) for messages enqueued from now on",
 		Long: `Set a tuning value: how many parallel EO queues messages are spread over.
 VALUE is a whole number from 1 to 9999. An unknown parameter, a wrong
-subparameter (a role, or a receiver configured under receivers:) or a value
-out of range is refused (exit 2) and nothing changes; the refusal is in the
-audit log.
+subparameter (a role; a receiver configured under receivers:, or one with a
+value already) or a value out of range is refused (exit 2) and nothing
+changes; the refusal is in the audit log.
 
 The new value applies to messages enqueued after it; existing queues drain
 as they are.`,
