@@ -4,6 +4,7 @@ package receiver_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/queuectl/queuectl/internal/config"
 	"github.com/queuectl/queuectl/internal/domain"
@@ -22,11 +24,13 @@ import (
 // spawner is a script that starts a subshell with a sleep and a sleep of
 // its own in the background, records its process group, then waits on a
 // sleep: the shape of a receiver whose children would outlive it. With
-// "exit" as $2 it exits at once instead, leaving its children behind.
+// "exit" as $2 it exits at once instead, leaving its children behind. With
+// a FIFO as $3 it writes a line to it once its group is recorded.
 const spawner = `(sleep 300) &
 sleep 300 &
-cut -d' ' -f5 /proc/$$/stat > "$1.tmp" && mv "$1.tmp" "$1"
+cut -d' ' -f5 /proc/$$/stat > "$1"
 [ "$2" = exit ] && exit 0
+[ -n "$3" ] && echo ready > "$3"
 sleep 300`
 
 // groupMembers lists the processes whose process group is pgid.
@@ -50,22 +54,30 @@ func groupMembers(t *testing.T, pgid int) []int {
 	return out
 }
 
-// requireGroupGone waits until no live process is left in the group. A
-// SIGKILL takes effect as the kernel schedules it; no event says when the
-// last process is gone, so this polls /proc, bounded.
+// requireGroupGone waits until every process of the group has ended: the
+// group is killed by now, so no process joins it; each of its members is
+// waited on through a pidfd, which turns readable when the process exits.
 func requireGroupGone(t *testing.T, pgid int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		left := groupMembers(t, pgid)
-		if len(left) == 0 {
-			return
+	for _, pid := range groupMembers(t, pgid) {
+		fd, err := unix.PidfdOpen(pid, 0)
+		if errors.Is(err, unix.ESRCH) {
+			continue // gone meanwhile
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes %v of group %d are still alive", left, pgid)
+		require.NoError(t, err)
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			n, err := unix.Poll(fds, 10_000)
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			require.NoError(t, err)
+			require.Equal(t, 1, n, "process %d of group %d is still alive after 10s", pid, pgid)
+			break
 		}
-		time.Sleep(10 * time.Millisecond)
+		require.NoError(t, unix.Close(fd))
 	}
+	require.Empty(t, groupMembers(t, pgid), "processes of group %d are left", pgid)
 }
 
 func readPGID(t *testing.T, path string) int {
@@ -105,32 +117,30 @@ func TestExecExitEndsTheWholeGroup(t *testing.T) {
 func TestExecCancelEndsTheWholeGroup(t *testing.T) {
 	t.Parallel()
 	b := setupExec(t)
-	pgidFile := filepath.Join(b.dir, "pgid")
-	r := b.receiver(t, time.Minute, b.script(t, "spawn.sh", spawner), pgidFile)
+	pgidFile, ready := filepath.Join(b.dir, "pgid"), filepath.Join(b.dir, "ready")
+	require.NoError(t, unix.Mkfifo(ready, 0o600))
+	r := b.receiver(t, time.Minute, b.script(t, "spawn.sh", spawner), pgidFile, "", ready)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() { errc <- r.Deliver(ctx, receiver.Delivery{Message: message(domain.EO, "XBTO0001"), Attempt: 1}) }()
-	waitForFile(t, pgidFile)
+	// Reading the FIFO waits for the script to write it, once it has
+	// recorded its group; a delivery that ends first fails the test.
+	readyc := make(chan string, 1)
+	go func() {
+		line, _ := os.ReadFile(ready)
+		readyc <- string(line)
+	}()
+	select {
+	case line := <-readyc:
+		require.Equal(t, "ready\n", line)
+	case err := <-errc:
+		t.Fatalf("the delivery ended before the command was under way: %v", err)
+	}
 	cancel()
 	err := <-errc
 	require.Equal(t, domain.ErrorTransient, receiver.ClassOf(err), "%v", err)
 	require.ErrorContains(t, err, "delivery cancelled")
 	requireGroupGone(t, readPGID(t, pgidFile))
-}
-
-// waitForFile waits for the script to have recorded its group: a rename,
-// so the file is whole when it appears. No event tells this process; this
-// polls, bounded.
-func waitForFile(t *testing.T, path string) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-		require.True(t, time.Now().Before(deadline), "%s did not appear", path)
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // A command that cannot be started for a passing reason — its file is open
