@@ -7,51 +7,54 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/queuectl/queuectl/internal/admin"
+	"github.com/queuectl/queuectl/internal/admin/local"
 	"github.com/queuectl/queuectl/internal/config"
 	"github.com/queuectl/queuectl/internal/domain"
-	"github.com/queuectl/queuectl/internal/store"
 	"github.com/queuectl/queuectl/internal/store/bolt"
 )
 
-// report prints what the demo built and how to explore it.
+// report prints what the demo built and how to explore it. It reads the
+// store through the admin service, so that what it calls blocked or stuck
+// is what queue blocked and tx list --stuck say.
 func (b *builder) report(ctx context.Context, took time.Duration) error {
 	st, err := bolt.Open(b.opts.DB, bolt.Options{})
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	svc := local.New(st, local.Options{})
+	defer svc.Close()
 	counts := map[domain.Status]int64{}
 	var queues int
 	var blocked []string
 	var poison, stuck string
-	err = st.View(ctx, func(r store.Reader) error {
-		err := r.Queues("", func(q *store.QueueRecord) error {
-			queues++
-			for s, n := range q.Counts {
-				counts[s] += n
-			}
-			head, err := r.Head(q.Name)
-			if err == nil && head != nil && domain.Blocks(q.QoS, head.Status, head.ErrorClass) {
-				blocked = append(blocked, q.Name)
-			}
-			return err
-		})
-		if err != nil {
-			return err
+	err = svc.Queues(ctx, admin.QueueFilter{}, func(q *domain.Queue) error {
+		queues++
+		for s, n := range q.Counts {
+			counts[s] += n
 		}
-		yes := true
-		err = r.Messages(store.MessageFilter{Statuses: []domain.Status{domain.StatusNDLV}, Blacklisted: &yes}, func(m *domain.Message) error {
-			poison = m.ID
-			return store.ErrStop
-		})
-		if err != nil {
-			return err
+		if q.State == domain.QueueBlocked {
+			blocked = append(blocked, q.Name)
 		}
-		return r.Messages(store.MessageFilter{Statuses: []domain.Status{domain.StatusPEND}, Stuck: &yes}, func(m *domain.Message) error {
-			stuck = m.ID
-			return store.ErrStop
-		})
+		return nil
 	})
+	if err != nil {
+		return err
+	}
+	yes := true
+	err = svc.Messages(ctx, admin.MessageFilter{Statuses: []domain.Status{domain.StatusNDLV}, Blacklisted: &yes, Limit: 1},
+		func(m *domain.Message) error {
+			poison = m.ID
+			return nil
+		})
+	if err != nil {
+		return err
+	}
+	err = svc.Messages(ctx, admin.MessageFilter{Statuses: []domain.Status{domain.StatusPEND}, Stuck: &yes, Limit: 1},
+		func(m *domain.Message) error {
+			stuck = m.ID
+			return nil
+		})
 	if err != nil {
 		return err
 	}
