@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/queuectl/queuectl/internal/receiver/receivertest"
 )
 
 // groupScript is an exec receiver whose children would outlive it: a
@@ -76,18 +78,13 @@ func TestServeKilledLeavesNoReceiverProcess(t *testing.T) {
 		t.Fatalf("the receiver did not start within %s; serve's stderr:\n%s", waitLimit, stderr)
 	}
 	require.NotEqual(t, serve.Process.Pid, pgid, "the receiver runs in a group of its own, not serve's")
-	require.NotEmpty(t, livingMembers(t, pgid))
+	require.NotEmpty(t, receivertest.GroupMembers(t, pgid))
 
 	// SIGKILL for serve alone: nothing of serve can clean up after itself.
 	require.NoError(t, serve.Process.Signal(syscall.SIGKILL))
 	_ = serve.Wait()
-	deadline := time.Now().Add(10 * time.Second)
-	for left := livingMembers(t, pgid); len(left) > 0; left = livingMembers(t, pgid) {
-		// The kernel ends the killed processes in its own time; nothing
-		// signals the last one's end, so this polls, bounded.
-		require.True(t, time.Now().Before(deadline), "processes %v of the receiver's group outlived serve", left)
-		time.Sleep(10 * time.Millisecond)
-	}
+	// The keeper of the group kills it once serve is gone.
+	receivertest.RequireGroupGone(t, pgid, 10*time.Second)
 
 	env, err := os.ReadFile(envFile)
 	require.NoError(t, err)
@@ -95,24 +92,4 @@ func TestServeKilledLeavesNoReceiverProcess(t *testing.T) {
 	require.NotContains(t, string(env), "hunter2")
 	require.NotContains(t, string(env), "aws-secret")
 	require.NotContains(t, string(env), "XDG_DATA_HOME", "only what §8 names")
-}
-
-// livingMembers lists the processes of a group that have not exited.
-func livingMembers(t *testing.T, pgid int) []int {
-	t.Helper()
-	stats, err := filepath.Glob("/proc/[0-9]*/stat")
-	require.NoError(t, err)
-	var out []int
-	for _, st := range stats {
-		b, err := os.ReadFile(st)
-		if err != nil {
-			continue
-		}
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		if len(f) > 2 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
-			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(st)))
-			out = append(out, pid)
-		}
-	}
-	return out
 }

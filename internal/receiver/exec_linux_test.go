@@ -4,7 +4,6 @@ package receiver_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 	"github.com/queuectl/queuectl/internal/config"
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/receiver"
+	"github.com/queuectl/queuectl/internal/receiver/receivertest"
 )
 
 // spawner is a script that starts a subshell with a sleep and a sleep of
@@ -32,53 +32,6 @@ cut -d' ' -f5 /proc/$$/stat > "$1"
 [ "$2" = exit ] && exit 0
 [ -n "$3" ] && echo ready > "$3"
 sleep 300`
-
-// groupMembers lists the processes whose process group is pgid.
-func groupMembers(t *testing.T, pgid int) []int {
-	t.Helper()
-	stats, err := filepath.Glob("/proc/[0-9]*/stat")
-	require.NoError(t, err)
-	var out []int
-	for _, st := range stats {
-		b, err := os.ReadFile(st)
-		if err != nil {
-			continue // gone meanwhile
-		}
-		// pid (comm) state ppid pgrp ...: comm may hold spaces, so split after ')'.
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		if len(f) > 2 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
-			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(st)))
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// requireGroupGone waits until every process of the group has ended: the
-// group is killed by now, so no process joins it; each of its members is
-// waited on through a pidfd, which turns readable when the process exits.
-func requireGroupGone(t *testing.T, pgid int) {
-	t.Helper()
-	for _, pid := range groupMembers(t, pgid) {
-		fd, err := unix.PidfdOpen(pid, 0)
-		if errors.Is(err, unix.ESRCH) {
-			continue // gone meanwhile
-		}
-		require.NoError(t, err)
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		for {
-			n, err := unix.Poll(fds, 10_000)
-			if errors.Is(err, unix.EINTR) {
-				continue
-			}
-			require.NoError(t, err)
-			require.Equal(t, 1, n, "process %d of group %d is still alive after 10s", pid, pgid)
-			break
-		}
-		require.NoError(t, unix.Close(fd))
-	}
-	require.Empty(t, groupMembers(t, pgid), "processes of group %d are left", pgid)
-}
 
 func readPGID(t *testing.T, path string) int {
 	t.Helper()
@@ -99,7 +52,7 @@ func TestExecTimeoutEndsTheWholeGroup(t *testing.T) {
 	err := deliver(t, r, message(domain.EO, "XBTO0001"), nil)
 	require.Equal(t, domain.ErrorTransient, receiver.ClassOf(err), "%v", err)
 	require.ErrorContains(t, err, "timed out after 1s")
-	requireGroupGone(t, readPGID(t, pgidFile))
+	receivertest.RequireGroupGone(t, readPGID(t, pgidFile), 10*time.Second)
 }
 
 // A command that exits leaves nothing behind either: what it started in
@@ -110,7 +63,7 @@ func TestExecExitEndsTheWholeGroup(t *testing.T) {
 	pgidFile := filepath.Join(b.dir, "pgid")
 	r := b.receiver(t, time.Minute, b.script(t, "spawn.sh", spawner), pgidFile, "exit")
 	require.NoError(t, deliver(t, r, message(domain.EO, "XBTO0001"), nil))
-	requireGroupGone(t, readPGID(t, pgidFile))
+	receivertest.RequireGroupGone(t, readPGID(t, pgidFile), 10*time.Second)
 }
 
 // A delivery cancelled while it runs (serve shutting down) ends the group.
@@ -140,7 +93,7 @@ func TestExecCancelEndsTheWholeGroup(t *testing.T) {
 	err := <-errc
 	require.Equal(t, domain.ErrorTransient, receiver.ClassOf(err), "%v", err)
 	require.ErrorContains(t, err, "delivery cancelled")
-	requireGroupGone(t, readPGID(t, pgidFile))
+	receivertest.RequireGroupGone(t, readPGID(t, pgidFile), 10*time.Second)
 }
 
 // A command that cannot be started for a passing reason — its file is open
