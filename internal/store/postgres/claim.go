@@ -243,7 +243,20 @@ func (c *claimer) routeQueue(name string) error {
 	if len(ready) > left {
 		ready, c.res.More = ready[:left], true // the limit cuts the queue short
 	}
+	moved := false
 	for _, m := range ready {
+		if moved {
+			// A failed message took its lane to the error queue (§10):
+			// what follows may have gone with it.
+			if m, err = c.t.message(m.ID); errors.Is(err, domain.ErrNotFound) {
+				continue
+			} else if err != nil {
+				return err
+			}
+			if m.Queue != name || m.Status != domain.StatusTBDL {
+				continue
+			}
+		}
 		if wait, err := store.LaneWaits(c.t, m.Message); wait || err != nil {
 			c.waited = true
 			return err // the queue is serial: its later messages wait too
@@ -257,6 +270,7 @@ func (c *claimer) routeQueue(name string) error {
 		if after.Queue == name && domain.Blocks(after.QoS, after.Status, after.ErrorClass) {
 			return nil
 		}
+		moved = moved || after.Queue != name
 	}
 	return nil
 }
