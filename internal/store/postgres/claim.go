@@ -23,7 +23,7 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) (*store.ClaimRes
 	var next turns
 	err := s.engine(ctx, func(t *txn) error {
 		var err error
-		out, next, err = t.claim(p, s.turns(), true)
+		out, next, err = t.claim(p, s.turns(), true, nil)
 		return err
 	})
 	if err != nil {
@@ -95,19 +95,18 @@ const heldSQL = `SELECT l.queue, l.epoch, q.stage FROM leases l JOIN queues q ON
 
 // claim routes, then claims due WAIT messages, then TBDL messages,
 // visiting the held queues from the turn's start on. It returns where the
-// next claim's turn starts. fence checks first that the node is alive.
-func (t *txn) claim(p store.ClaimParams, start turns, fence bool) (*store.ClaimResult, turns, error) {
-	now, err := t.now()
-	if err != nil {
-		return nil, nil, err
-	}
-	c := &claimer{t: t, p: p, now: now, res: &store.ClaimResult{}, last: turns{}}
+// next claim's turn starts. fence checks first that the node is alive;
+// pre, if set, holds writes of the caller that travel with the claim's
+// first statements.
+func (t *txn) claim(p store.ClaimParams, start turns, fence bool, pre *pgx.Batch) (*store.ClaimResult, turns, error) {
+	c := &claimer{t: t, p: p, res: &store.ClaimResult{}, last: turns{}}
 	if c.p.Window <= 0 {
 		c.p.Window = 1
 	}
-	if err := c.leases(fence); err != nil {
+	if err := c.leases(fence, pre); err != nil {
 		return nil, nil, err
 	}
+	c.now = t.clock
 	if p.Router != nil && p.RouteLimit > 0 {
 		for _, name := range c.order(domain.Inbound, start[domain.Inbound]) {
 			if c.full(domain.Inbound) {
@@ -122,7 +121,7 @@ func (t *txn) claim(p store.ClaimParams, start turns, fence bool) (*store.ClaimR
 		if c.routed > 0 {
 			// What routing made ready — in new queues too — is
 			// claimed at once.
-			if err := c.leases(false); err != nil {
+			if err := c.leases(false, nil); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -141,9 +140,13 @@ func (t *txn) claim(p store.ClaimParams, start turns, fence bool) (*store.ClaimR
 }
 
 // leases takes free leases up to the node's share and reads the held ones.
-func (c *claimer) leases(fence bool) error {
+func (c *claimer) leases(fence bool, pre *pgx.Batch) error {
 	inc := int64(c.p.Node.Incarnation)
-	b := &pgx.Batch{}
+	b := pre
+	if b == nil {
+		b = &pgx.Batch{}
+	}
+	c.t.queueNow(b)
 	var check func() error
 	if fence {
 		check = queueFence(b, c.p.Node)
@@ -556,9 +559,13 @@ func (m *marker) mark() error {
 		})
 		return err
 	})
+	// The claim is the transaction's last change: the queue counters
+	// travel with it, and the commit follows at once.
+	t.queueFlush(b)
 	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
 		return fmt.Errorf("claim: mark DLNG: %w", err)
 	}
+	clear(t.dirty)
 	for i, cur := range m.msgs {
 		p := payloads[cur.payloadID.Bytes]
 		if p == nil {

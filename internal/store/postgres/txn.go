@@ -76,6 +76,24 @@ func (t *txn) now() (time.Time, error) {
 	return t.clock, nil
 }
 
+// queueNow queues on b the read of the database's clock, unless the
+// transaction knows it already, so that it costs no round trip of its own.
+func (t *txn) queueNow(b *pgx.Batch) {
+	if !t.clock.IsZero() {
+		return
+	}
+	b.Queue(`SELECT now()`).QueryRow(func(row pgx.Row) error {
+		var at time.Time
+		if err := row.Scan(&at); err != nil {
+			return err
+		}
+		if t.clock.IsZero() {
+			t.clock = at.UTC()
+		}
+		return nil
+	})
+}
+
 // queueColumns are the columns of a queue record with the epoch of its
 // lease, from queueFrom, in the order scanQueue reads them.
 const (
