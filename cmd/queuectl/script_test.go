@@ -58,6 +58,7 @@ func ScriptParams(t *testing.T) testscript.Params {
 			"freeport":   cmdFreePort,
 			"waithttp":   cmdWaitHTTP,
 			"envsubst":   cmdEnvSubst,
+			"replace":    cmdReplace,
 			"waitfile":   cmdWaitFile,
 			"pgstore":    cmdPGStore,
 			"checkback":  cmdCheckBack,

@@ -39,7 +39,7 @@ func runPostgres(ctx context.Context, f *cmdutil.Factory, url string, h slog.Han
 	log.Warn("the delivery engine does not run on a PostgreSQL store yet: serving the admin API only")
 	role, _ := domain.ParseRole(c.Engine.Role)
 	svc := local.New(st, local.Options{Role: role, MaxPayload: int64(c.Engine.MaxPayload), Actor: "server",
-		Receivers: slices.Sorted(maps.Keys(c.Receivers))})
+		Receivers: slices.Sorted(maps.Keys(c.Receivers)), LeaseTTL: c.Cluster.LeaseTTL})
 	col := metrics.New(metrics.Options{Source: svc, Receivers: slices.Sorted(maps.Keys(c.Receivers)), Logger: log})
 	api := httpapi.New(httpapi.Options{
 		Service: svc, Auditor: svc, Tokens: c.Server.Tokens, MaxPayload: int64(c.Engine.MaxPayload), Logger: log,

@@ -119,7 +119,7 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 	stop := context.AfterFunc(ctx, state.stopping)
 	defer stop()
 	var col *metrics.Collector // set before the engine runs, so before any event
-	eng, err := engine.Configured(st, c, engine.Options{Logger: log, Observe: func(ev engine.Event) {
+	eng, err := engine.Configured(st, c, engine.Options{Config: engine.Config{Address: nodeAddress(path, listen)}, Logger: log, Observe: func(ev engine.Event) {
 		if ev.Kind == engine.EventRecovered {
 			state.started()
 		}
@@ -130,7 +130,7 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 	}
 	role, _ := domain.ParseRole(c.Engine.Role)
 	svc := local.New(st, local.Options{Role: role, MaxPayload: int64(c.Engine.MaxPayload), Actor: "server",
-		Receivers: slices.Sorted(maps.Keys(c.Receivers))})
+		Receivers: slices.Sorted(maps.Keys(c.Receivers)), LeaseTTL: c.Cluster.LeaseTTL})
 	col = metrics.New(metrics.Options{
 		Source: svc, Node: eng.NodeID(), Running: state.ready, Receivers: slices.Sorted(maps.Keys(c.Receivers)), Logger: log,
 	})
@@ -173,6 +173,15 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 		err = domain.Errorf(domain.ErrUnavailable, "the API stopped serving: %v", apiErr)
 	}
 	return err
+}
+
+// nodeAddress is where node list says this node serves its API: its TCP
+// address when it listens on one, else its socket.
+func nodeAddress(path, listen string) string {
+	if listen != "" {
+		return listen
+	}
+	return "unix://" + path + ".sock"
 }
 
 // nodeState is where a serve process is in its life: starting (crash
