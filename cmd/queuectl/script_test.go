@@ -61,6 +61,7 @@ func ScriptParams(t *testing.T) testscript.Params {
 			"replace":    cmdReplace,
 			"waitfile":   cmdWaitFile,
 			"pgstore":    cmdPGStore,
+			"pgexec":     cmdPGExec,
 			"checkback":  cmdCheckBack,
 		},
 	}
