@@ -338,7 +338,10 @@ func (c *claimer) route(in *storedMessage) (*domain.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
+	// Nothing reads these writes back before the transaction's next
+	// statement, which takes them along: routing a queue's messages
+	// costs no round trip per message.
+	if err := t.deferWrites(b); err != nil {
 		return nil, fmt.Errorf("message %s: route: %w", in.ID, err)
 	}
 	c.res.Routed = append(c.res.Routed, after)
@@ -549,29 +552,30 @@ func (m *marker) mark() error {
 		SELECT u.id, coalesce((SELECT max(h.n) FROM history h WHERE h.message_id = u.id), 0) + 1, $2, u.f, 'DLNG',
 			$3, 'engine', u.reason
 		FROM unnest($1::uuid[], $4::text[], $5::text[]) AS u(id, f, reason)`, ids, c.now, clean(node.ID), from, reasons)
-	payloads := map[uuid.UUID][]byte{}
+	// The claim is the transaction's last change: the marks go out with
+	// its commit, and the result is complete once they ran.
 	b.Queue(`SELECT id, data FROM payloads WHERE id = ANY($1)`, payloadIDs).Query(func(rows pgx.Rows) error {
+		payloads := map[uuid.UUID][]byte{}
 		var id pgtype.UUID
 		var data []byte
 		_, err := pgx.ForEachRow(rows, []any{&id, &data}, func() error {
 			payloads[id.Bytes] = data
 			return nil
 		})
-		return err
-	})
-	// The claim is the transaction's last change: the queue counters
-	// travel with it, and the commit follows at once.
-	t.queueFlush(b)
-	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
-		return fmt.Errorf("claim: mark DLNG: %w", err)
-	}
-	clear(t.dirty)
-	for i, cur := range m.msgs {
-		p := payloads[cur.payloadID.Bytes]
-		if p == nil {
-			p = []byte{}
+		if err != nil {
+			return err
 		}
-		c.res.Claimed = append(c.res.Claimed, store.Claimed{Message: after[i], Epoch: c.held[cur.Queue].epoch, Payload: p})
+		for i, cur := range m.msgs {
+			p := payloads[cur.payloadID.Bytes]
+			if p == nil {
+				p = []byte{}
+			}
+			c.res.Claimed = append(c.res.Claimed, store.Claimed{Message: after[i], Epoch: c.held[cur.Queue].epoch, Payload: p})
+		}
+		return nil
+	})
+	if err := t.deferWrites(b); err != nil {
+		return fmt.Errorf("claim: mark DLNG: %w", err)
 	}
 	return nil
 }

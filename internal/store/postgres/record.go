@@ -133,16 +133,10 @@ func (t *txn) record(p store.RecordParams, start turns) (*store.RecordResult, tu
 		out.Claim = claim
 		return out, next, nil
 	}
-	if !eoio {
-		t.queueFlush(w) // the outcomes are the transaction's last change
-	}
-	if w.Len() > 0 {
-		if err := t.tx.SendBatch(t.ctx, w).Close(); err != nil {
-			return nil, nil, fmt.Errorf("record outcomes: %w", err)
-		}
-		if !eoio {
-			clear(t.dirty)
-		}
+	// The writes go out with the next statements: the reads of the HOLD
+	// rule, or the commit.
+	if err := t.deferWrites(w); err != nil {
+		return nil, nil, fmt.Errorf("record outcomes: %w", err)
 	}
 	touched := map[string]bool{}
 	for i, after := range out.Applied {
