@@ -31,7 +31,9 @@ func TestNodes(t *testing.T) {
 	_, err = b.conn.Exec(b.ctx, `INSERT INTO leases (queue, node, incarnation, epoch, expires_at)
 		SELECT $1, id, incarnation, 3, now() + interval '10 seconds' FROM nodes WHERE id = 'alpha'
 		UNION ALL
-		SELECT $2, id, incarnation, 5, now() - interval '2 hours' FROM nodes WHERE id = 'beta'`, held.Queue, lapsed.Queue)
+		SELECT $2, id, incarnation, 5, now() - interval '2 hours' FROM nodes WHERE id = 'beta'
+		ON CONFLICT (queue) DO UPDATE SET node = excluded.node, incarnation = excluded.incarnation, epoch = excluded.epoch,
+			expires_at = excluded.expires_at`, held.Queue, lapsed.Queue)
 	require.NoError(t, err)
 
 	nodes, err := b.st.Nodes(b.ctx, store.NodesParams{TTL: 10 * time.Second, Keep: time.Hour})

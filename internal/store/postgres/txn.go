@@ -47,6 +47,9 @@ type txn struct {
 	// wake says the transaction made messages ready for delivery (or a
 	// queue free to take): its commit notifies the nodes (wakeChannel).
 	wake bool
+	// pend holds the writes to messages, history and payloads not sent
+	// yet: they go out set-based with the next statement (bufTx).
+	pend pending
 }
 
 // param is one tuning value as a transaction knows it.
@@ -70,8 +73,12 @@ type querier interface {
 }
 
 func newTxn(ctx context.Context, tx querier, writable bool) *txn {
-	return &txn{ctx: ctx, tx: tx, writable: writable, queues: map[string]*store.QueueRecord{}, dirty: map[string]bool{},
+	t := &txn{ctx: ctx, tx: tx, writable: writable, queues: map[string]*store.QueueRecord{}, dirty: map[string]bool{},
 		params: map[[2]string]param{}}
+	if writable {
+		t.tx = &bufTx{q: tx, t: t}
+	}
+	return t
 }
 
 // now returns the database's clock: the start of the transaction, the same
@@ -182,10 +189,10 @@ func (t *txn) count(q *store.QueueRecord, m *domain.Message, n int64) {
 	t.dirty[q.Name] = true
 }
 
-// flush writes the records of the queues this transaction changed to their
-// rows, in name order.
+// flush writes what the transaction held back, and the records of the
+// queues it changed to their rows, in name order.
 func (t *txn) flush() error {
-	if len(t.dirty) == 0 && !t.wake {
+	if len(t.dirty) == 0 && !t.wake && t.pend.empty() {
 		return nil
 	}
 	b := &pgx.Batch{}
