@@ -223,23 +223,8 @@ func (c *claimer) room(q *store.QueueRecord) int64 {
 // order: an EO queue's up to the limit, an EOIO queue's until one of them
 // finds no receiver and blocks it.
 func (c *claimer) routeQueue(name string) error {
-	q, err := c.t.lockQueue(name)
-	if errors.Is(err, domain.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if q.Stopped || blocking(q) > 0 || q.Counts[domain.StatusWAIT] > 0 || q.Counts[domain.StatusTBDL] == 0 {
-		return nil
-	}
 	left := c.p.RouteLimit - c.routed
-	rows, err := c.t.tx.Query(c.t.ctx, `SELECT `+messageColumns+` FROM messages WHERE queue = $1 AND status = 'TBDL'
-		ORDER BY seq LIMIT $2`, name, left+1)
-	if err != nil {
-		return fmt.Errorf("route queue %s: %w", name, err)
-	}
-	ready, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*storedMessage, error) { return scanMessage(row) })
+	ready, err := c.readyInbound(name, left+1)
 	if err != nil {
 		return fmt.Errorf("route queue %s: %w", name, err)
 	}
@@ -276,6 +261,68 @@ func (c *claimer) routeQueue(name string) error {
 		moved = moved || after.Queue != name
 	}
 	return nil
+}
+
+// readyInbound locks an inbound queue and reads its first TBDL messages,
+// up to limit, unless the queue routes nothing now: it is gone, stopped,
+// blocked, or waits for a retry. A queue the transaction has not locked yet
+// is locked and read in one round trip: the read, a statement of its own
+// after the lock, sees what the queue's previous holder committed, and
+// states the queue's conditions on the row just locked.
+func (c *claimer) readyInbound(name string, limit int) ([]*storedMessage, error) {
+	t := c.t
+	routes := func(q *store.QueueRecord) bool {
+		return !q.Stopped && blocking(q) <= 0 && q.Counts[domain.StatusWAIT] == 0 && q.Counts[domain.StatusTBDL] > 0
+	}
+	collect := func(rows pgx.Rows) ([]*storedMessage, error) {
+		return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*storedMessage, error) { return scanMessage(row) })
+	}
+	read := `SELECT ` + messageColumns + ` FROM messages WHERE queue = $1 AND status = 'TBDL' ORDER BY seq LIMIT $2`
+	if q, ok := t.queues[name]; ok {
+		if !routes(q) {
+			return nil, nil
+		}
+		rows, err := t.tx.Query(t.ctx, read, name, limit)
+		if err != nil {
+			return nil, err
+		}
+		return collect(rows)
+	}
+	b := &pgx.Batch{}
+	var q *store.QueueRecord
+	var clock time.Time
+	b.Queue(`SELECT `+queueColumns+`, now()`+queueFrom+` WHERE q.name = $1 FOR NO KEY UPDATE OF q`, name).
+		QueryRow(func(row pgx.Row) error {
+			var err error
+			q, err = scanQueue(row, &clock)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			return err
+		})
+	var ready []*storedMessage
+	b.Queue(`SELECT `+messageColumns+` FROM messages WHERE queue = $1 AND status = 'TBDL'
+			AND EXISTS (SELECT 1 FROM queues q WHERE q.name = $1 AND NOT q.stopped AND q.n_wait = 0 AND q.n_tbdl > 0
+				AND q.n_ndlv <= q.passed_over)
+		ORDER BY seq LIMIT $2`, name, limit).Query(func(rows pgx.Rows) error {
+		var err error
+		ready, err = collect(rows)
+		return err
+	})
+	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
+		return nil, err
+	}
+	if q == nil {
+		return nil, nil
+	}
+	t.queues[name] = q
+	if t.clock.IsZero() {
+		t.clock = clock.UTC()
+	}
+	if !routes(q) {
+		return nil, nil
+	}
+	return ready, nil
 }
 
 // route does receiver determination for one inbound message (§3): its
