@@ -64,7 +64,14 @@ func (t *txn) message(id string) (*storedMessage, error) {
 		}
 		return err
 	})
-	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
+	// The writes held back go first only when they concern this message:
+	// those of others change neither its row nor its queue's, so a run of
+	// compare-and-sets sends them set-based at the end.
+	via := t.tx
+	if x, ok := t.tx.(*bufTx); ok && !t.pend.touches(uid) {
+		via = x.q
+	}
+	if err := via.SendBatch(t.ctx, b).Close(); err != nil {
 		return nil, fmt.Errorf("message %s: %w", id, err)
 	}
 	switch {
@@ -162,6 +169,11 @@ func (t *txn) Insert(m *domain.Message, payload []byte, h domain.HistoryEntry) e
 	// exists already fails the transaction when they are sent.
 	if err := t.pend.insert(uid, m, pid, payload, h); err != nil {
 		return err
+	}
+	if x, ok := t.tx.(*bufTx); ok && t.pend.bytes >= maxHeldBytes {
+		if err := x.send(t.ctx); err != nil {
+			return fmt.Errorf("message %s: store: %w", m.ID, err)
+		}
 	}
 	t.queues[m.Queue] = next
 	t.count(next, m, 1)

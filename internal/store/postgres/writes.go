@@ -41,7 +41,14 @@ type pending struct {
 	refs map[[16]byte]int64
 	// raw are statements sent as they are, after the others.
 	raw []*pgx.QueuedQuery
+	// bytes counts the payload bytes held (maxHeldBytes).
+	bytes int
 }
+
+// maxHeldBytes bounds the payload bytes a transaction holds back: an
+// Insert that reaches it sends what is held at once, so that sending many
+// large messages in one transaction does not hold them all in memory.
+const maxHeldBytes = 4 << 20
 
 // newMessage is a message to insert; payload is its own payload, or nil
 // when it shares the payload of the message it was routed from.
@@ -68,6 +75,12 @@ func (p *pending) empty() bool {
 	return len(p.inserts) == 0 && len(p.updates) == 0 && len(p.history) == 0 && len(p.refs) == 0 && len(p.raw) == 0
 }
 
+// touches reports whether a write held back concerns the message.
+func (p *pending) touches(id pgtype.UUID) bool {
+	_, changed := p.at[id.Bytes]
+	return changed || p.ids[id.Bytes]
+}
+
 // insert holds back the insert of a new message with its first history
 // entry. A message inserted twice by one transaction is a conflict at once;
 // one that exists already fails the transaction when the insert runs.
@@ -80,6 +93,7 @@ func (p *pending) insert(uid pgtype.UUID, m *domain.Message, payloadID pgtype.UU
 	}
 	p.ids[uid.Bytes] = true
 	p.inserts = append(p.inserts, newMessage{m: m.Clone(), payloadID: payloadID, payload: payload})
+	p.bytes += len(payload)
 	p.history = append(p.history, historyRow{id: uid, h: h})
 	return nil
 }
@@ -355,6 +369,15 @@ func (x *bufTx) held() (*pgx.Batch, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// send sends the writes held back now, in a round trip of their own.
+func (x *bufTx) send(ctx context.Context) error {
+	b, err := x.held()
+	if b == nil || err != nil {
+		return err
+	}
+	return x.q.SendBatch(ctx, b).Close()
 }
 
 // before sends the writes held back ahead of a statement: with it, in an
