@@ -77,6 +77,32 @@ func BenchmarkTransition(b *testing.B) {
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "msgs/s")
 }
 
+// BenchmarkTransitionBatch moves messages TBDL→DLNG, 100 compare-and-sets
+// per Update, as a bulk operator action does: the writes go out set-based
+// at commit, a fixed number of statements per Update.
+func BenchmarkTransitionBatch(b *testing.B) {
+	st := pgtest.Open(b)
+	n := 0
+	for b.Loop() {
+		b.StopTimer()
+		ids := benchInsert(b, st, 1000, 1000)
+		b.StartTimer()
+		for done := 0; done < len(ids); done += 100 {
+			require.NoError(b, st.Update(b.Context(), func(w store.Writer) error {
+				for _, id := range ids[done:min(done+100, len(ids))] {
+					if _, err := w.Transition(store.TransitionParams{ID: id, From: []domain.Status{domain.StatusTBDL},
+						To: domain.StatusDLNG, History: storetest.Entry("claimed")}); err != nil {
+						return err
+					}
+				}
+				return nil
+			}))
+		}
+		n += len(ids)
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "msgs/s")
+}
+
 // BenchmarkListAtScale reads the first 100 of a status and the queue
 // records in a store of 100,000 messages, of which 100 are NDLV: a list
 // costs the rows it returns, not the rows the store holds.

@@ -223,23 +223,8 @@ func (c *claimer) room(q *store.QueueRecord) int64 {
 // order: an EO queue's up to the limit, an EOIO queue's until one of them
 // finds no receiver and blocks it.
 func (c *claimer) routeQueue(name string) error {
-	q, err := c.t.lockQueue(name)
-	if errors.Is(err, domain.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if q.Stopped || blocking(q) > 0 || q.Counts[domain.StatusWAIT] > 0 || q.Counts[domain.StatusTBDL] == 0 {
-		return nil
-	}
 	left := c.p.RouteLimit - c.routed
-	rows, err := c.t.tx.Query(c.t.ctx, `SELECT `+messageColumns+` FROM messages WHERE queue = $1 AND status = 'TBDL'
-		ORDER BY seq LIMIT $2`, name, left+1)
-	if err != nil {
-		return fmt.Errorf("route queue %s: %w", name, err)
-	}
-	ready, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*storedMessage, error) { return scanMessage(row) })
+	ready, err := c.readyInbound(name, left+1)
 	if err != nil {
 		return fmt.Errorf("route queue %s: %w", name, err)
 	}
@@ -278,29 +263,87 @@ func (c *claimer) routeQueue(name string) error {
 	return nil
 }
 
+// readyInbound locks an inbound queue and reads its first TBDL messages,
+// up to limit, unless the queue routes nothing now: it is gone, stopped,
+// blocked, or waits for a retry. A queue the transaction has not locked yet
+// is locked and read in one round trip: the read, a statement of its own
+// after the lock, sees what the queue's previous holder committed, and
+// states the queue's conditions on the row just locked.
+func (c *claimer) readyInbound(name string, limit int) ([]*storedMessage, error) {
+	t := c.t
+	routes := func(q *store.QueueRecord) bool {
+		return !q.Stopped && blocking(q) <= 0 && q.Counts[domain.StatusWAIT] == 0 && q.Counts[domain.StatusTBDL] > 0
+	}
+	collect := func(rows pgx.Rows) ([]*storedMessage, error) {
+		return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*storedMessage, error) { return scanMessage(row) })
+	}
+	read := `SELECT ` + messageColumns + ` FROM messages WHERE queue = $1 AND status = 'TBDL' ORDER BY seq LIMIT $2`
+	if q, ok := t.queues[name]; ok {
+		if !routes(q) {
+			return nil, nil
+		}
+		rows, err := t.tx.Query(t.ctx, read, name, limit)
+		if err != nil {
+			return nil, err
+		}
+		return collect(rows)
+	}
+	b := &pgx.Batch{}
+	var q *store.QueueRecord
+	var clock time.Time
+	b.Queue(`SELECT `+queueColumns+`, now()`+queueFrom+` WHERE q.name = $1 FOR NO KEY UPDATE OF q`, name).
+		QueryRow(func(row pgx.Row) error {
+			var err error
+			q, err = scanQueue(row, &clock)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			return err
+		})
+	var ready []*storedMessage
+	b.Queue(`SELECT `+messageColumns+` FROM messages WHERE queue = $1 AND status = 'TBDL'
+			AND EXISTS (SELECT 1 FROM queues q WHERE q.name = $1 AND NOT q.stopped AND q.n_wait = 0 AND q.n_tbdl > 0
+				AND q.n_ndlv <= q.passed_over)
+		ORDER BY seq LIMIT $2`, name, limit).Query(func(rows pgx.Rows) error {
+		var err error
+		ready, err = collect(rows)
+		return err
+	})
+	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
+		return nil, err
+	}
+	if q == nil {
+		return nil, nil
+	}
+	t.queues[name] = q
+	if t.clock.IsZero() {
+		t.clock = clock.UTC()
+	}
+	if !routes(q) {
+		return nil, nil
+	}
+	return ready, nil
+}
+
 // route does receiver determination for one inbound message (§3): its
 // outbound messages, sharing its payload, and its DLVD — or its NDLV when
-// no receiver is found — in the claim's transaction, sent in one batch.
+// no receiver is found — in the claim's transaction.
 func (c *claimer) route(in *storedMessage) (*domain.Message, error) {
 	t := c.t
 	node := c.p.Node
 	entry := func(reason string) domain.HistoryEntry { return store.EngineEntry(c.now, node, reason) }
 	targets, reason, rerr := c.p.Router.Route(store.Placement(t), in.Message)
-	b := &pgx.Batch{}
 	attempt := func(m *domain.Message) { m.Attempts++ }
 	if rerr != nil {
-		mid, err := t.change(b, in, domain.StatusDLNG, attempt, entry("receiver determination"))
+		mid, err := t.change(in, domain.StatusDLNG, attempt, entry("receiver determination"))
 		if err != nil {
 			return nil, err
 		}
-		after, err := t.change(b, &storedMessage{Message: mid, payloadID: in.payloadID}, domain.StatusNDLV, func(m *domain.Message) {
+		after, err := t.change(&storedMessage{Message: mid, payloadID: in.payloadID}, domain.StatusNDLV, func(m *domain.Message) {
 			m.Error, m.ErrorClass = rerr.Error(), domain.ErrorPermanent
 		}, entry("permanent error: "+rerr.Error()))
 		if err != nil {
 			return nil, err
-		}
-		if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
-			return nil, fmt.Errorf("message %s: route: %w", in.ID, err)
 		}
 		queue := after.Queue
 		if after, err = t.divert(after, entry("")); err != nil {
@@ -322,36 +365,33 @@ func (c *claimer) route(in *storedMessage) (*domain.Message, error) {
 			AppQueue: in.AppQueue, Queue: tg.Queue, Stage: domain.Outbound, Status: status,
 			ParentID: in.ID, Headers: in.Headers, Size: in.Size, CreatedAt: c.now, UpdatedAt: c.now,
 		}
-		if err := t.insertShared(b, out, in.payloadID, entry("receiver determination")); err != nil {
+		if err := t.insertShared(out, in.payloadID, entry("receiver determination")); err != nil {
 			return nil, err
 		}
 		c.res.Created = append(c.res.Created, out)
 	}
 	if len(targets) > 0 {
-		b.Queue(`UPDATE payloads SET refs = refs + $2 WHERE id = $1`, in.payloadID, len(targets))
+		t.pend.addRefs(in.payloadID, int64(len(targets)))
 	}
-	mid, err := t.change(b, in, domain.StatusDLNG, attempt, entry("receiver determination"))
+	mid, err := t.change(in, domain.StatusDLNG, attempt, entry("receiver determination"))
 	if err != nil {
 		return nil, err
 	}
-	after, err := t.change(b, &storedMessage{Message: mid, payloadID: in.payloadID}, domain.StatusDLVD, nil, entry(reason))
+	after, err := t.change(&storedMessage{Message: mid, payloadID: in.payloadID}, domain.StatusDLVD, nil, entry(reason))
 	if err != nil {
 		return nil, err
 	}
-	// Nothing reads these writes back before the transaction's next
-	// statement, which takes them along: routing a queue's messages
-	// costs no round trip per message.
-	if err := t.deferWrites(b); err != nil {
-		return nil, fmt.Errorf("message %s: route: %w", in.ID, err)
-	}
+	// The writes are held back (t.pend): the transaction's next
+	// statement takes them along, set-based with those of the other
+	// messages routed, so routing costs no round trip per message.
 	c.res.Routed = append(c.res.Routed, after)
 	return after, nil
 }
 
-// insertShared queues on b the insert of a routed outbound message that
+// insertShared holds back the insert of a routed outbound message that
 // shares the payload of the message it was routed from; the caller adds
 // the reference. Its queue is locked (created on first use) first.
-func (t *txn) insertShared(b *pgx.Batch, m *domain.Message, payload pgtype.UUID, h domain.HistoryEntry) error {
+func (t *txn) insertShared(m *domain.Message, payload pgtype.UUID, h domain.HistoryEntry) error {
 	uid, err := checkNew(m)
 	if err != nil {
 		return err
@@ -366,9 +406,9 @@ func (t *txn) insertShared(b *pgx.Batch, m *domain.Message, payload pgtype.UUID,
 	m.Seq = next.LastSeq
 	storedTimes(m)
 	h.At = storedTime(h.At)
-	b.Queue(insertMessage, append(append([]any{uid}, messageValues(m)...), m.Queue, payload)...)
-	b.Queue(`INSERT INTO history (message_id, n, at, from_status, to_status, node, actor, reason)
-		VALUES ($1, 1, $2, $3, $4, $5, $6, $7)`, append([]any{uid}, historyValues(h)...)...)
+	if err := t.pend.insert(uid, m, payload, nil, h); err != nil {
+		return err
+	}
 	t.queues[m.Queue] = next
 	t.count(next, m, 1)
 	t.ready(m)

@@ -64,7 +64,14 @@ func (t *txn) message(id string) (*storedMessage, error) {
 		}
 		return err
 	})
-	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
+	// The writes held back go first only when they concern this message:
+	// those of others change neither its row nor its queue's, so a run of
+	// compare-and-sets sends them set-based at the end.
+	via := t.tx
+	if x, ok := t.tx.(*bufTx); ok && !t.pend.touches(uid) {
+		via = x.q
+	}
+	if err := via.SendBatch(t.ctx, b).Close(); err != nil {
 		return nil, fmt.Errorf("message %s: %w", id, err)
 	}
 	switch {
@@ -128,7 +135,7 @@ func (t *txn) Insert(m *domain.Message, payload []byte, h domain.HistoryEntry) e
 	if err != nil {
 		return err
 	}
-	q, created, err := t.queueFor(m)
+	q, _, err := t.queueFor(m)
 	if err != nil {
 		return err
 	}
@@ -156,31 +163,17 @@ func (t *txn) Insert(m *domain.Message, payload []byte, h domain.HistoryEntry) e
 		return err
 	}
 	pid := pgtype.UUID{Bytes: payloadID, Valid: true}
-	if payload == nil {
-		payload = []byte{}
+	// The caller may reuse its buffer once Insert returns.
+	payload = append([]byte{}, payload...)
+	// Held back with the transaction's other writes: a message whose id
+	// exists already fails the transaction when they are sent.
+	if err := t.pend.insert(uid, m, pid, payload, h); err != nil {
+		return err
 	}
-	// One statement: the message, its payload and its first history entry,
-	// or — when the id exists already — nothing at all.
-	args := append(append([]any{uid}, messageValues(m)...), m.Queue, pid, payload)
-	args = append(args, historyValues(h)...)
-	var inserted int
-	err = t.tx.QueryRow(t.ctx, `WITH m AS (`+insertMessage+` ON CONFLICT (id) DO NOTHING RETURNING id),
-		p AS (INSERT INTO payloads (id, refs, data) SELECT $26::uuid, 1, $27::bytea FROM m),
-		h AS (INSERT INTO history (message_id, n, at, from_status, to_status, node, actor, reason)
-			SELECT id, 1, $28::timestamptz, $29::text, $30::text, $31::text, $32::text, $33::text FROM m)
-		SELECT count(*) FROM m`, args...).Scan(&inserted)
-	if err != nil {
-		return fmt.Errorf("message %s: store: %w", m.ID, err)
-	}
-	if inserted == 0 {
-		if created {
-			// Leave no queue behind for a message that was not stored.
-			if _, err := t.tx.Exec(t.ctx, `WITH l AS (DELETE FROM leases WHERE queue = $1) DELETE FROM queues WHERE name = $1`, m.Queue); err != nil {
-				return fmt.Errorf("queue %s: %w", m.Queue, err)
-			}
-			delete(t.queues, m.Queue)
+	if x, ok := t.tx.(*bufTx); ok && t.pend.bytes >= maxHeldBytes {
+		if err := x.send(t.ctx); err != nil {
+			return fmt.Errorf("message %s: store: %w", m.ID, err)
 		}
-		return domain.Conflictf("message %s exists already", m.ID)
 	}
 	t.queues[m.Queue] = next
 	t.count(next, m, 1)
@@ -254,22 +247,14 @@ func (t *txn) Transition(p store.TransitionParams) (*domain.Message, error) {
 	if !slices.Contains(p.From, cur.Status) {
 		return nil, domain.Conflictf("message %s: status is %s, expected %s", p.ID, cur.Status, joinStatuses(p.From))
 	}
-	b := &pgx.Batch{}
-	next, err := t.change(b, cur, p.To, p.Update, p.History)
-	if err != nil {
-		return nil, err
-	}
-	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
-		return nil, fmt.Errorf("message %s: store: %w", p.ID, err)
-	}
-	return next, nil
+	return t.change(cur, p.To, p.Update, p.History)
 }
 
-// change queues on b the writes of one status change of cur, a message
-// read under its queue's lock in this transaction, and counts it in the
-// transaction's record of the queue. It returns the message as stored
-// after b runs.
-func (t *txn) change(b *pgx.Batch, cur *storedMessage, to domain.Status, update func(*domain.Message), h domain.HistoryEntry) (*domain.Message, error) {
+// change holds back (t.pend) the writes of one status change of cur, a
+// message read under its queue's lock in this transaction, and counts it in
+// the transaction's record of the queue. It returns the message as stored
+// once the writes ran.
+func (t *txn) change(cur *storedMessage, to domain.Status, update func(*domain.Message), h domain.HistoryEntry) (*domain.Message, error) {
 	if to == domain.StatusPEND && cur.Status != domain.StatusPEND {
 		return nil, domain.Invalidf("message %s: status %s cannot go back to PEND", cur.ID, cur.Status)
 	}
@@ -296,9 +281,10 @@ func (t *txn) change(b *pgx.Batch, cur *storedMessage, to domain.Status, update 
 		next.Seq = nq.LastSeq
 	}
 	uid, _ := parseID(cur.ID)
-	b.Queue(updateMessage, append([]any{uid}, messageValues(next)...)...)
+	t.pend.update(uid, cur.Message, next, h)
+	b := &pgx.Batch{}
 	queueCheckUpdate(b, uid, cur.Message, next)
-	b.Queue(insertHistory, append([]any{uid}, historyValues(h)...)...)
+	t.pend.raw = append(t.pend.raw, b.QueuedQueries...)
 	t.queues[cur.Queue] = nq
 	t.count(nq, cur.Message, -1)
 	t.count(nq, next, 1)

@@ -122,8 +122,21 @@ func (r errRow) Scan(...any) error { return r.err }
 // deferWrites sends b with the transaction's next statements where the
 // transaction allows, or now.
 func (t *txn) deferWrites(b *pgx.Batch) error {
-	if p, ok := t.tx.(*pipedTx); ok {
-		p.Defer(b)
+	x := t.tx.(*bufTx)
+	if p, ok := x.q.(*pipedTx); ok {
+		h, err := x.held()
+		if err != nil {
+			return err
+		}
+		if h != nil {
+			p.Defer(h)
+		}
+		if len(b.QueuedQueries) > 0 {
+			p.Defer(b)
+		}
+		return nil
+	}
+	if len(b.QueuedQueries) == 0 && t.pend.empty() {
 		return nil
 	}
 	return t.tx.SendBatch(t.ctx, b).Close()
@@ -176,6 +189,9 @@ func (s *Store) piped(ctx context.Context, fn func(t *txn) error) (err error) {
 		return err
 	}
 	b := &pgx.Batch{}
+	if err := t.pend.drain(b); err != nil {
+		return err
+	}
 	t.queueFlush(b)
 	clear(t.dirty)
 	if err := p.commit(ctx, b); err != nil {

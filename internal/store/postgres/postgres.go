@@ -25,6 +25,14 @@
 // balancing, claim.go and record.go the engine's batched claims and
 // outcomes, piped.go the engine's transactions, which pipeline BEGIN and
 // COMMIT with their statements, wake.go the wakeups by LISTEN/NOTIFY.
+//
+// A writable transaction — an Update or an engine transaction — holds its
+// writes to messages, history and payloads back (writes.go) and sends them
+// set-based, one statement per kind whatever their number, before its next
+// statement or with its commit: N messages sent, routed or settled cost a
+// fixed number of statements. The writes are decided under the locks of
+// their queues, which the transaction holds until it commits, so holding
+// them back changes neither the lock order nor what others see.
 package postgres
 
 import (

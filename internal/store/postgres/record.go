@@ -191,7 +191,7 @@ func (t *txn) outcome(b *pgx.Batch, node store.Node, o store.Outcome, cur *store
 		if h.Reason == "" {
 			h.Reason = "delivered"
 		}
-		return t.change(b, cur, domain.StatusDLVD, func(m *domain.Message) {
+		return t.change(cur, domain.StatusDLVD, func(m *domain.Message) {
 			settled(m)
 			m.Error, m.ErrorClass = "", ""
 		}, h)
@@ -204,7 +204,7 @@ func (t *txn) outcome(b *pgx.Batch, node store.Node, o store.Outcome, cur *store
 		if h.Reason == "" {
 			h.Reason = string(o.Class) + " error: " + o.Error
 		}
-		return t.change(b, cur, to, func(m *domain.Message) {
+		return t.change(cur, to, func(m *domain.Message) {
 			settled(m)
 			m.Error, m.ErrorClass, m.NextAttemptAt = o.Error, o.Class, next
 		}, h)
@@ -212,7 +212,7 @@ func (t *txn) outcome(b *pgx.Batch, node store.Node, o store.Outcome, cur *store
 		if h.Reason == "" {
 			h.Reason = "handed back at shutdown"
 		}
-		return t.change(b, cur, domain.StatusTBDL, func(m *domain.Message) {
+		return t.change(cur, domain.StatusTBDL, func(m *domain.Message) {
 			settled(m)
 			m.Attempts = max(0, m.Attempts-1)
 		}, h)

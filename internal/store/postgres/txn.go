@@ -47,6 +47,9 @@ type txn struct {
 	// wake says the transaction made messages ready for delivery (or a
 	// queue free to take): its commit notifies the nodes (wakeChannel).
 	wake bool
+	// pend holds the writes to messages, history and payloads not sent
+	// yet: they go out set-based with the next statement (bufTx).
+	pend pending
 }
 
 // param is one tuning value as a transaction knows it.
@@ -70,8 +73,12 @@ type querier interface {
 }
 
 func newTxn(ctx context.Context, tx querier, writable bool) *txn {
-	return &txn{ctx: ctx, tx: tx, writable: writable, queues: map[string]*store.QueueRecord{}, dirty: map[string]bool{},
+	t := &txn{ctx: ctx, tx: tx, writable: writable, queues: map[string]*store.QueueRecord{}, dirty: map[string]bool{},
 		params: map[[2]string]param{}}
+	if writable {
+		t.tx = &bufTx{q: tx, t: t}
+	}
+	return t
 }
 
 // now returns the database's clock: the start of the transaction, the same
@@ -182,10 +189,10 @@ func (t *txn) count(q *store.QueueRecord, m *domain.Message, n int64) {
 	t.dirty[q.Name] = true
 }
 
-// flush writes the records of the queues this transaction changed to their
-// rows, in name order.
+// flush writes what the transaction held back, and the records of the
+// queues it changed to their rows, in name order.
 func (t *txn) flush() error {
-	if len(t.dirty) == 0 && !t.wake {
+	if len(t.dirty) == 0 && !t.wake && t.pend.empty() {
 		return nil
 	}
 	b := &pgx.Batch{}
@@ -206,14 +213,35 @@ func (t *txn) queueFlush(b *pgx.Batch) {
 		b.Queue(notifySQL)
 		t.wake = false
 	}
-	for _, name := range slices.Sorted(maps.Keys(t.dirty)) {
-		q := t.queues[name]
-		c := q.Counts
-		b.Queue(`UPDATE queues SET stopped = $2, last_seq = $3, n_pend = $4, n_tbdl = $5, n_dlng = $6, n_wait = $7,
-			n_hold = $8, n_ndlv = $9, n_dlvd = $10, n_fail = $11, passed_over = $12, n_stuck = $13 WHERE name = $1`,
-			name, q.Stopped, q.LastSeq, c[domain.StatusPEND], c[domain.StatusTBDL], c[domain.StatusDLNG], c[domain.StatusWAIT],
-			c[domain.StatusHOLD], c[domain.StatusNDLV], c[domain.StatusDLVD], c[domain.StatusFAIL], q.PassedOver, q.Stuck)
+	names := slices.Sorted(maps.Keys(t.dirty))
+	if len(names) == 0 {
+		return
 	}
+	// One statement for all of them; the transaction holds their rows'
+	// locks already, so the order the update visits them in does not matter.
+	n := len(names)
+	stopped, last := make([]bool, n), make([]int64, n)
+	var counts [8][]int64
+	for i := range counts {
+		counts[i] = make([]int64, n)
+	}
+	passed, stuck := make([]int64, n), make([]int64, n)
+	for i, name := range names {
+		q := t.queues[name]
+		stopped[i], last[i], passed[i], stuck[i] = q.Stopped, int64(q.LastSeq), q.PassedOver, q.Stuck
+		for j, s := range []domain.Status{domain.StatusPEND, domain.StatusTBDL, domain.StatusDLNG, domain.StatusWAIT,
+			domain.StatusHOLD, domain.StatusNDLV, domain.StatusDLVD, domain.StatusFAIL} {
+			counts[j][i] = q.Counts[s]
+		}
+	}
+	b.Queue(`UPDATE queues q SET stopped = u.stopped, last_seq = u.last_seq, n_pend = u.n_pend, n_tbdl = u.n_tbdl,
+			n_dlng = u.n_dlng, n_wait = u.n_wait, n_hold = u.n_hold, n_ndlv = u.n_ndlv, n_dlvd = u.n_dlvd, n_fail = u.n_fail,
+			passed_over = u.passed_over, n_stuck = u.n_stuck
+		FROM unnest($1::text[], $2::bool[], $3::int8[], $4::int8[], $5::int8[], $6::int8[], $7::int8[], $8::int8[],
+			$9::int8[], $10::int8[], $11::int8[], $12::int8[], $13::int8[])
+			AS u(name, stopped, last_seq, n_pend, n_tbdl, n_dlng, n_wait, n_hold, n_ndlv, n_dlvd, n_fail, passed_over, n_stuck)
+		WHERE q.name = u.name`, names, stopped, last, counts[0], counts[1], counts[2], counts[3], counts[4], counts[5],
+		counts[6], counts[7], passed, stuck)
 }
 
 // cloneQueue returns a copy of q that the caller may change.

@@ -1,0 +1,437 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/queuectl/queuectl/internal/domain"
+)
+
+// pending holds the writes of a transaction to messages, history and
+// payloads that nothing in the transaction has read back yet. They reach
+// the database set-based — one statement per kind, whatever their number
+// (drain) — before the transaction's next statement or with its commit:
+// sending 1,000 messages, or routing a claim's worth, costs a handful of
+// statements, not several per message. Two changes of one message in a
+// row (routing's TBDL → DLNG → DLVD) write its row once.
+//
+// The transaction already holds the lock of every affected queue (the
+// writes are decided under it), so holding the writes back changes
+// neither what other transactions see nor the lock order: messages, then
+// payloads, before the commit.
+type pending struct {
+	inserts []newMessage
+	// ids are the messages inserted, to refuse one inserted twice.
+	ids map[[16]byte]bool
+	// updates are the messages changed, as they are now, in the order of
+	// their first change; at says where each is in updates.
+	updates []changed
+	at      map[[16]byte]int
+	history []historyRow
+	// refs are the references to add to payloads, by payload.
+	refs map[[16]byte]int64
+	// raw are statements sent as they are, after the others.
+	raw []*pgx.QueuedQuery
+	// bytes counts the payload bytes held (maxHeldBytes).
+	bytes int
+}
+
+// maxHeldBytes bounds the payload bytes a transaction holds back: an
+// Insert that reaches it sends what is held at once, so that sending many
+// large messages in one transaction does not hold them all in memory.
+const maxHeldBytes = 4 << 20
+
+// newMessage is a message to insert; payload is its own payload, or nil
+// when it shares the payload of the message it was routed from.
+type newMessage struct {
+	m         *domain.Message
+	payloadID pgtype.UUID
+	payload   []byte
+}
+
+// changed is a message to update. wide says a change touched a column
+// other than those a status change sets (narrowColumns): its whole row is
+// written.
+type changed struct {
+	m    *domain.Message
+	wide bool
+}
+
+type historyRow struct {
+	id pgtype.UUID
+	h  domain.HistoryEntry
+}
+
+func (p *pending) empty() bool {
+	return len(p.inserts) == 0 && len(p.updates) == 0 && len(p.history) == 0 && len(p.refs) == 0 && len(p.raw) == 0
+}
+
+// touches reports whether a write held back concerns the message.
+func (p *pending) touches(id pgtype.UUID) bool {
+	_, changed := p.at[id.Bytes]
+	return changed || p.ids[id.Bytes]
+}
+
+// insert holds back the insert of a new message with its first history
+// entry. A message inserted twice by one transaction is a conflict at once;
+// one that exists already fails the transaction when the insert runs.
+func (p *pending) insert(uid pgtype.UUID, m *domain.Message, payloadID pgtype.UUID, payload []byte, h domain.HistoryEntry) error {
+	if p.ids == nil {
+		p.ids = map[[16]byte]bool{}
+	}
+	if p.ids[uid.Bytes] {
+		return domain.Conflictf("message %s exists already", m.ID)
+	}
+	p.ids[uid.Bytes] = true
+	p.inserts = append(p.inserts, newMessage{m: m.Clone(), payloadID: payloadID, payload: payload})
+	p.bytes += len(payload)
+	p.history = append(p.history, historyRow{id: uid, h: h})
+	return nil
+}
+
+// update holds back the change of cur (as stored) into next, with its
+// history entry.
+func (p *pending) update(uid pgtype.UUID, cur, next *domain.Message, h domain.HistoryEntry) {
+	if p.at == nil {
+		p.at = map[[16]byte]int{}
+	}
+	wide := !sameWide(cur, next)
+	if i, ok := p.at[uid.Bytes]; ok {
+		p.updates[i] = changed{m: next.Clone(), wide: p.updates[i].wide || wide}
+	} else {
+		p.at[uid.Bytes] = len(p.updates)
+		p.updates = append(p.updates, changed{m: next.Clone(), wide: wide})
+	}
+	p.history = append(p.history, historyRow{id: uid, h: h})
+}
+
+// addRefs holds back n more references to a payload.
+func (p *pending) addRefs(payload pgtype.UUID, n int64) {
+	if p.refs == nil {
+		p.refs = map[[16]byte]int64{}
+	}
+	p.refs[payload.Bytes] += n
+}
+
+// sameWide reports whether a and b agree on every column a narrow update
+// leaves alone.
+func sameWide(a, b *domain.Message) bool {
+	return a.Size == b.Size && a.ParentID == b.ParentID && a.CreatedAt.Equal(b.CreatedAt) && a.QoS == b.QoS &&
+		a.Stage == b.Stage && a.Sender == b.Sender && a.Receiver == b.Receiver && slices.Equal(a.Receivers, b.Receivers) &&
+		a.Interface == b.Interface && a.AppQueue == b.AppQueue && maps.Equal(a.Headers, b.Headers)
+}
+
+// drain queues on b the writes held back, one statement per kind, in the
+// order messages, history, payloads, and forgets them.
+func (p *pending) drain(b *pgx.Batch) error {
+	if p.empty() {
+		return nil
+	}
+	if err := p.queueInserts(b); err != nil {
+		return err
+	}
+	if err := p.queueUpdates(b); err != nil {
+		return err
+	}
+	p.queueHistory(b)
+	p.queueRefs(b)
+	b.QueuedQueries = append(b.QueuedQueries, p.raw...)
+	*p = pending{}
+	return nil
+}
+
+// insertMessages inserts the messages of the arrays $1..$26 (the columns
+// of insertMessage, receivers and headers as JSON) and returns the first
+// one that existed already.
+const insertMessages = `WITH u AS (SELECT * FROM unnest($1::uuid[], $2::int8[], $3::int8[], $4::uuid[], $5::int8[],
+		$6::timestamptz[], $7::timestamptz[], $8::timestamptz[], $9::int8[], $10::int8[], $11::bool[], $12::bool[],
+		$13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[],
+		$21::text[], $22::text[], $23::text[], $24::text[], $25::text[], $26::uuid[])
+		AS u(id, seq, size, parent_id, incarnation, created_at, updated_at, next_attempt_at, attempts, crashes,
+			blacklisted, passed_over, status, qos, stage, sender, receiver, receivers, interface, app_queue, error,
+			error_class, node, headers, queue, payload_id)),
+	m AS (INSERT INTO messages (id, seq, size, parent_id, incarnation, created_at, updated_at, next_attempt_at,
+			attempts, crashes, blacklisted, passed_over, status, qos, stage, sender, receiver, receivers, interface,
+			app_queue, error, error_class, node, headers, queue, payload_id)
+		SELECT id, seq, size, parent_id, incarnation, created_at, updated_at, next_attempt_at, attempts, crashes,
+			blacklisted, passed_over, status, qos, stage, sender, receiver,
+			CASE WHEN receivers IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(receivers::jsonb)) END,
+			interface, app_queue, error, error_class, node, headers::jsonb, queue, payload_id
+		FROM u ON CONFLICT (id) DO NOTHING RETURNING id)
+	SELECT u.id FROM u WHERE NOT EXISTS (SELECT 1 FROM m WHERE m.id = u.id) LIMIT 1`
+
+func (p *pending) queueInserts(b *pgx.Batch) error {
+	n := len(p.inserts)
+	if n == 0 {
+		return nil
+	}
+	var (
+		ids, parents, payloadIDs                            = make([]pgtype.UUID, n), make([]pgtype.UUID, n), make([]pgtype.UUID, n)
+		seqs, incs                                          = make([]pgtype.Int8, n), make([]pgtype.Int8, n)
+		sizes, attempts, crashes                            = make([]int64, n), make([]int64, n), make([]int64, n)
+		created, updated                                    = make([]time.Time, n), make([]time.Time, n)
+		next                                                = make([]pgtype.Timestamptz, n)
+		blacklisted, passed                                 = make([]bool, n), make([]bool, n)
+		status, qos, stage, sender, queue                   = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		receiver, receivers, iface, appQueue, errs, classes = make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n)
+		nodes, hdrs                                         = make([]pgtype.Text, n), make([]pgtype.Text, n)
+		ownIDs                                              []pgtype.UUID
+		ownData                                             [][]byte
+	)
+	for i, r := range p.inserts {
+		m := r.m
+		ids[i], _ = parseID(m.ID)
+		parents[i], _ = parseID(m.ParentID)
+		payloadIDs[i] = r.payloadID
+		seqs[i], incs[i] = nullInt(m.Seq), nullInt(m.Incarnation)
+		sizes[i], attempts[i], crashes[i] = m.Size, int64(m.Attempts), int64(m.Crashes)
+		created[i], updated[i], next[i] = m.CreatedAt, m.UpdatedAt, nullTime(m.NextAttemptAt)
+		blacklisted[i], passed[i] = m.Blacklisted, domain.PassedOver(m.QoS, m.Status, m.ErrorClass)
+		status[i], qos[i], stage[i], sender[i], queue[i] = string(m.Status), string(m.QoS), string(m.Stage), clean(m.Sender), m.Queue
+		receiver[i], iface[i], appQueue[i] = optional(m.Receiver), optional(m.Interface), optional(m.AppQueue)
+		errs[i], classes[i], nodes[i] = optional(m.Error), optional(string(m.ErrorClass)), optional(m.Node)
+		var err error
+		if receivers[i], err = jsonText(names(m.Receivers)); err != nil {
+			return err
+		}
+		if hdrs[i], err = jsonText(headers(m.Headers)); err != nil {
+			return err
+		}
+		if r.payload != nil {
+			ownIDs, ownData = append(ownIDs, r.payloadID), append(ownData, r.payload)
+		}
+	}
+	b.Queue(insertMessages, ids, seqs, sizes, parents, incs, created, updated, next, attempts, crashes, blacklisted,
+		passed, status, qos, stage, sender, receiver, receivers, iface, appQueue, errs, classes, nodes, hdrs, queue,
+		payloadIDs).Query(func(rows pgx.Rows) error {
+		var dup pgtype.UUID
+		_, err := pgx.ForEachRow(rows, []any{&dup}, func() error { return nil })
+		if err != nil {
+			return fmt.Errorf("store messages: %w", err)
+		}
+		if dup.Valid {
+			return domain.Conflictf("message %s exists already", pgUUIDString(dup))
+		}
+		return nil
+	})
+	if len(ownIDs) > 0 {
+		b.Queue(`INSERT INTO payloads (id, refs, data) SELECT id, 1, data FROM unnest($1::uuid[], $2::bytea[]) AS u(id, data)`,
+			ownIDs, ownData)
+	}
+	return nil
+}
+
+// updateNarrow sets, for the messages of the arrays, the columns a status
+// change sets.
+const updateNarrow = `UPDATE messages m SET seq = u.seq, incarnation = u.incarnation, updated_at = u.updated_at,
+		next_attempt_at = u.next_attempt_at, attempts = u.attempts, crashes = u.crashes, blacklisted = u.blacklisted,
+		passed_over = u.passed_over, status = u.status, error = u.error, error_class = u.error_class, node = u.node
+	FROM unnest($1::uuid[], $2::int8[], $3::int8[], $4::timestamptz[], $5::timestamptz[], $6::int8[], $7::int8[],
+		$8::bool[], $9::bool[], $10::text[], $11::text[], $12::text[], $13::text[])
+		AS u(id, seq, incarnation, updated_at, next_attempt_at, attempts, crashes, blacklisted, passed_over, status,
+			error, error_class, node)
+	WHERE m.id = u.id`
+
+func (p *pending) queueUpdates(b *pgx.Batch) error {
+	var narrow []*domain.Message
+	for _, c := range p.updates {
+		if c.wide {
+			uid, _ := parseID(c.m.ID)
+			b.Queue(updateMessage, append([]any{uid}, messageValues(c.m)...)...)
+			continue
+		}
+		narrow = append(narrow, c.m)
+	}
+	n := len(narrow)
+	if n == 0 {
+		return nil
+	}
+	ids := make([]pgtype.UUID, n)
+	seqs, incs := make([]pgtype.Int8, n), make([]pgtype.Int8, n)
+	updated, next := make([]time.Time, n), make([]pgtype.Timestamptz, n)
+	attempts, crashes := make([]int64, n), make([]int64, n)
+	blacklisted, passed := make([]bool, n), make([]bool, n)
+	status := make([]string, n)
+	errs, classes, nodes := make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n)
+	for i, m := range narrow {
+		ids[i], _ = parseID(m.ID)
+		seqs[i], incs[i] = nullInt(m.Seq), nullInt(m.Incarnation)
+		updated[i], next[i] = m.UpdatedAt, nullTime(m.NextAttemptAt)
+		attempts[i], crashes[i] = int64(m.Attempts), int64(m.Crashes)
+		blacklisted[i], passed[i] = m.Blacklisted, domain.PassedOver(m.QoS, m.Status, m.ErrorClass)
+		status[i] = string(m.Status)
+		errs[i], classes[i], nodes[i] = optional(m.Error), optional(string(m.ErrorClass)), optional(m.Node)
+	}
+	b.Queue(updateNarrow, ids, seqs, incs, updated, next, attempts, crashes, blacklisted, passed, status, errs, classes, nodes)
+	return nil
+}
+
+// insertHistories appends the entries of the arrays, in array order, after
+// each message's last entry.
+const insertHistories = `INSERT INTO history (message_id, n, at, from_status, to_status, node, actor, reason)
+	SELECT u.id, coalesce((SELECT max(h.n) FROM history h WHERE h.message_id = u.id), 0) +
+			row_number() OVER (PARTITION BY u.id ORDER BY u.ord),
+		u.at, u.f, u.t, u.node, u.actor, u.reason
+	FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+		WITH ORDINALITY AS u(id, at, f, t, node, actor, reason, ord)`
+
+func (p *pending) queueHistory(b *pgx.Batch) {
+	n := len(p.history)
+	if n == 0 {
+		return
+	}
+	ids, at := make([]pgtype.UUID, n), make([]time.Time, n)
+	from, to, nodes, actors, reasons := make([]pgtype.Text, n), make([]string, n), make([]pgtype.Text, n), make([]string, n), make([]pgtype.Text, n)
+	for i, r := range p.history {
+		ids[i], at[i] = r.id, r.h.At
+		from[i], to[i], nodes[i] = optional(string(r.h.From)), string(r.h.To), optional(r.h.Node)
+		actors[i], reasons[i] = clean(r.h.Actor), optional(r.h.Reason)
+	}
+	b.Queue(insertHistories, ids, at, from, to, nodes, actors, reasons)
+}
+
+func (p *pending) queueRefs(b *pgx.Batch) {
+	if len(p.refs) == 0 {
+		return
+	}
+	// In payload order, so that two transactions take the rows' locks in
+	// the same order.
+	keys := slices.SortedFunc(maps.Keys(p.refs), func(a, b [16]byte) int { return bytes.Compare(a[:], b[:]) })
+	ids, n := make([]pgtype.UUID, len(keys)), make([]int64, len(keys))
+	for i, k := range keys {
+		ids[i], n[i] = pgtype.UUID{Bytes: k, Valid: true}, p.refs[k]
+	}
+	b.Queue(`UPDATE payloads p SET refs = p.refs + u.n FROM unnest($1::uuid[], $2::int8[]) AS u(id, n) WHERE p.id = u.id`, ids, n)
+}
+
+func nullInt(v uint64) pgtype.Int8 {
+	return pgtype.Int8{Int64: int64(v), Valid: v > 0}
+}
+
+func nullTime(t *time.Time) pgtype.Timestamptz {
+	if t == nil {
+		return pgtype.Timestamptz{}
+	}
+	return pgtype.Timestamptz{Time: *t, Valid: true}
+}
+
+// jsonText is v as JSON, or NULL for nil.
+func jsonText(v any) (pgtype.Text, error) {
+	switch x := v.(type) {
+	case nil:
+		return pgtype.Text{}, nil
+	case []string:
+		if x == nil {
+			return pgtype.Text{}, nil
+		}
+	case map[string]string:
+		if x == nil {
+			return pgtype.Text{}, nil
+		}
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return pgtype.Text{}, err
+	}
+	return pgtype.Text{String: string(data), Valid: true}, nil
+}
+
+func pgUUIDString(u pgtype.UUID) string {
+	v, _ := u.Value()
+	s, _ := v.(string)
+	return s
+}
+
+// bufTx is the querier of a writable transaction: before each statement
+// it sends the writes the transaction held back (pending), with the
+// statement where it can.
+type bufTx struct {
+	q querier
+	t *txn
+}
+
+// held returns the writes held back as a batch, or nil when there are none.
+func (x *bufTx) held() (*pgx.Batch, error) {
+	if x.t.pend.empty() {
+		return nil, nil
+	}
+	b := &pgx.Batch{}
+	if err := x.t.pend.drain(b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// send sends the writes held back now, in a round trip of their own.
+func (x *bufTx) send(ctx context.Context) error {
+	b, err := x.held()
+	if b == nil || err != nil {
+		return err
+	}
+	return x.q.SendBatch(ctx, b).Close()
+}
+
+// before sends the writes held back ahead of a statement: with it, in an
+// engine transaction; in a round trip of their own otherwise.
+func (x *bufTx) before(ctx context.Context) error {
+	b, err := x.held()
+	if b == nil || err != nil {
+		return err
+	}
+	if p, ok := x.q.(*pipedTx); ok {
+		p.Defer(b)
+		return nil
+	}
+	return x.q.SendBatch(ctx, b).Close()
+}
+
+func (x *bufTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if err := x.before(ctx); err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	return x.q.Exec(ctx, sql, args...)
+}
+
+func (x *bufTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if err := x.before(ctx); err != nil {
+		return nil, err
+	}
+	return x.q.Query(ctx, sql, args...)
+}
+
+func (x *bufTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	if err := x.before(ctx); err != nil {
+		return errRow{err}
+	}
+	return x.q.QueryRow(ctx, sql, args...)
+}
+
+func (x *bufTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	h, err := x.held()
+	if err != nil {
+		return errBatch{err}
+	}
+	if h != nil {
+		h.QueuedQueries = append(h.QueuedQueries, b.QueuedQueries...)
+		b = h
+	}
+	return x.q.SendBatch(ctx, b)
+}
+
+// errBatch is a batch that failed before it was sent.
+type errBatch struct{ err error }
+
+func (e errBatch) Exec() (pgconn.CommandTag, error) { return pgconn.CommandTag{}, e.err }
+func (e errBatch) Query() (pgx.Rows, error)         { return nil, e.err }
+func (e errBatch) QueryRow() pgx.Row                { return errRow(e) }
+func (e errBatch) Close() error                     { return e.err }
+func (e errBatch) Tx() pgx.Tx                       { return nil }
