@@ -1,0 +1,496 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuectl/queuectl/internal/domain"
+)
+
+// TestClusterKilledNodeQueuesMove kills one of three nodes under load (EO
+// and EOIO over several app queues), together with its receivers: another
+// node delivers the dead node's queues within cluster.lease_ttl + 2s of the
+// kill, every message ends DLVD, EOIO order holds per receiver and app
+// queue, and only messages that were DLNG on the dead node (crashes 1) reach
+// the receiver twice.
+func TestClusterKilledNodeQueuesMove(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, rigOptions{workers: 4, crashes: 2, shutdownTimeout: 10 * time.Second})
+	msgs := mixedLoad(480, 8)
+	c.send(msgs)
+	expected := expectedKeys(msgs)
+	nodes := []*node{c.start("n1"), c.start("n2"), c.start("n3")}
+
+	// Once every node delivers, kill the one whose queues have the most
+	// work left.
+	var victim *node
+	var victimQueues []string
+	var killedAt time.Time
+	for victim == nil {
+		d := c.next().report
+		if d == nil || !d.done {
+			continue
+		}
+		require.Less(t, len(c.ledger.ids), len(expected)/2,
+			"the queues did not spread over the three nodes while half the messages were delivered\n%s", c.describe())
+		if slices.ContainsFunc(nodes, func(n *node) bool { return len(n.done) < 5 }) {
+			continue
+		}
+		victim, victimQueues = c.busiest(nodes)
+		killedAt = c.kill(victim)
+		t.Logf("killed %s, which owned %d queues with work left: %v", victim.id, len(victimQueues), victimQueues)
+	}
+	for {
+		if h := c.next(); h.changed && c.settled() {
+			break
+		}
+	}
+	c.stopAll()
+
+	queueOf := map[string]string{}
+	outbound := map[string]bool{}
+	for _, m := range c.messages() {
+		require.Equal(t, domain.StatusDLVD, m.Status, "message %s (%s): %s", m.ID, m.Stage, m.Error)
+		require.False(t, m.Blacklisted, "message %s", m.ID)
+		require.LessOrEqual(t, m.Crashes, 1, "message %s: one node died", m.ID)
+		if m.Stage != domain.Outbound {
+			continue
+		}
+		k := c.keyOf(m)
+		require.False(t, outbound[k], "%s was routed twice", k)
+		outbound[k] = true
+		queueOf[m.ID] = m.Queue
+		require.True(t, c.ledger.ids[m.ID], "%s (%s) is DLVD, but the receiver never finished it", m.ID, k)
+		if c.ledger.times[k] > 1 {
+			require.Equal(t, 1, m.Crashes, "%s reached the receiver %d times, but was not DLNG on the dead node", k, c.ledger.times[k])
+		}
+		if m.Crashes == 1 {
+			require.True(t, c.started(victim, k), "%s has crashes 1, but the dead node never started it", k)
+		}
+	}
+	require.Len(t, outbound, len(expected))
+	for k := range expected {
+		require.Positive(t, c.ledger.times[k], "the receiver never got %s", k)
+	}
+	c.requireFirstCompletionsInOrder(msgs)
+	requireOneDLVD(t, c.histories())
+
+	// Failover: the first delivery, by a live node, of a queue the dead
+	// node owned with work left.
+	var first *delivery
+	for _, d := range c.ledger.starts {
+		if d.at.After(killedAt) && d.serve != victim.pid && slices.Contains(victimQueues, queueOf[d.id]) {
+			first = &d
+			break
+		}
+	}
+	require.NotNil(t, first, "no live node delivered the queues of the dead node %v", victimQueues)
+	failover := first.at.Sub(killedAt)
+	t.Logf("failover: %s after the kill, node %s delivered %s of queue %s (lease_ttl %s)",
+		failover.Round(time.Millisecond), c.nodeOf(*first).id, first.key(), queueOf[first.id], clusterLeaseTTL)
+	require.LessOrEqual(t, failover, clusterLeaseTTL+failoverSlack, "the dead node's queues moved too late")
+	require.LessOrEqual(t, c.recoveries(victim.id), 1, "the dead node was recovered more than once")
+}
+
+// TestClusterPausedNodeIsFenced pauses a node (SIGSTOP) past its lease
+// while it has deliveries in flight, lets the other node take its queues
+// and redeliver them, lets the paused node's receivers finish, and resumes
+// it (SIGCONT): the messages it had in flight are recorded DLVD once, by
+// the new owner; the paused node records nothing for them.
+func TestClusterPausedNodeIsFenced(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, rigOptions{hold: true, workers: 4, crashes: 2, shutdownTimeout: 10 * time.Second})
+	var msgs []sendLine
+	for i := range 48 {
+		msgs = append(msgs, sendLine{QoS: "EOIO", Sender: "ERP", Receiver: "WMS",
+			AppQueue: fmt.Sprintf("P%d", i%6), Payload: fmt.Sprintf("p%03d", i)})
+	}
+	c.send(msgs)
+	expected := expectedKeys(msgs)
+	n1, n2 := c.start("n1"), c.start("n2")
+
+	// n1's deliveries are held, n2's go on.
+	for len(n1.inFlight) < 2 || len(n2.done) < 1 {
+		if d := c.next().report; d != nil && !d.done && d.serve != n1.pid {
+			c.release(*d)
+		}
+	}
+	require.NoError(t, syscall.Kill(n1.pid, syscall.SIGSTOP))
+	pausedAt := time.Now()
+	t.Cleanup(func() { _ = syscall.Kill(n1.pid, syscall.SIGCONT) })
+
+	// n2 takes n1's queues over and redelivers what n1 had in flight
+	// (n1, paused, starts nothing): it holds the redeliveries.
+	paused := func(d delivery) bool { _, ok := n1.inFlight[d.key()]; return ok }
+	var redelivered *delivery
+	for redelivered == nil {
+		d := c.next().report
+		switch {
+		case d == nil || d.done:
+		case d.serve == n2.pid && paused(*d):
+			redelivered = d
+		default:
+			c.release(*d)
+		}
+	}
+	t.Logf("takeover: %s after the pause, node n2 redelivered %s", redelivered.at.Sub(pausedAt).Round(time.Millisecond), redelivered.key())
+	held := maps.Clone(n1.inFlight)
+	require.GreaterOrEqual(t, len(held), 2)
+
+	// n1's receivers end their deliveries while n1 is paused; then n1 goes on.
+	for _, d := range held {
+		c.release(d)
+	}
+	for len(n1.inFlight) > 0 {
+		if d := c.next().report; d != nil && !d.done && !(d.serve == n2.pid && paused(*d)) {
+			c.release(*d)
+		}
+	}
+	n1.mayExit = true // a fenced node may stop
+	require.NoError(t, syscall.Kill(n1.pid, syscall.SIGCONT))
+	c.release(*redelivered)
+	for {
+		h := c.next()
+		if d := h.report; d != nil && !d.done {
+			c.release(*d)
+		}
+		if h.changed && c.settled() {
+			break
+		}
+	}
+	t.Logf("n1 after SIGCONT: %s", n1.status())
+	c.stopAll()
+
+	hs := c.histories()
+	requireOneDLVD(t, hs)
+	for _, m := range c.messages() {
+		require.Equal(t, domain.StatusDLVD, m.Status, "message %s (%s): %s", m.ID, m.Stage, m.Error)
+		require.False(t, m.Blacklisted, "message %s", m.ID)
+		if m.Stage != domain.Outbound {
+			continue
+		}
+		k := c.keyOf(m)
+		if _, ok := held[k]; !ok {
+			require.Zero(t, m.Crashes, "%s was not in flight on the paused node", k)
+			require.Equal(t, 1, c.ledger.times[k], "%s was not in flight on the paused node", k)
+			continue
+		}
+		// The paused node's receiver finished it, and so did the new
+		// owner's: the store took the new owner's outcome only.
+		require.Equal(t, 2, c.ledger.times[k], "%s: deliveries", k)
+		require.Equal(t, 1, m.Crashes, "%s: the paused node's delivery counts as a crash", k)
+		var by []string
+		for _, e := range hs[m.ID] {
+			if e.To == domain.StatusDLVD {
+				by = append(by, e.Node)
+			}
+		}
+		require.Equal(t, []string{"n2"}, by, "%s: the nodes that recorded it DLVD; history %v", k, hs[m.ID])
+	}
+	for k := range expected {
+		require.Positive(t, c.ledger.times[k], "the receiver never got %s", k)
+	}
+	c.requireFirstCompletionsInOrder(msgs)
+}
+
+// TestClusterPoisonKillsTwoNodes sends a poison message, whose receiver
+// kills the serve process that delivers it, to three nodes: it takes down
+// exactly engine.blacklisting.crashes (2) of them, cluster-wide, and ends
+// blacklisted; the third node lives on; no innocent message is blacklisted.
+func TestClusterPoisonKillsTwoNodes(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, rigOptions{workers: 4, crashes: 2, shutdownTimeout: 10 * time.Second})
+	msgs := mixedLoad(120, 6)
+	expected := expectedKeys(msgs)
+	// The poison heads an EOIO queue of its own, with a message behind it.
+	msgs = append(msgs,
+		sendLine{QoS: "EOIO", Sender: "ERP", Receiver: "WMS", AppQueue: "POISON", Payload: "POISON"},
+		sendLine{QoS: "EOIO", Sender: "ERP", Receiver: "WMS", AppQueue: "POISON", Payload: "after-poison"})
+	c.send(msgs)
+	poison, follower := key("WMS", "POISON"), key("WMS", "after-poison")
+	for _, id := range []string{"n1", "n2", "n3"} {
+		c.start(id).mayExit = true // the poison decides which die
+	}
+
+	var dead []*node
+	for {
+		h := c.next()
+		for _, n := range c.nodes {
+			if n.status() != "running" && !slices.Contains(dead, n) {
+				c.reap(n)
+				dead = append(dead, n)
+				t.Logf("the poison killed %s", n.id)
+			}
+		}
+		require.LessOrEqual(t, len(dead), 2, "the poison killed %d nodes; engine.blacklisting.crashes is 2\n%s", len(dead), c.describe())
+		if h.changed && c.settled() {
+			break
+		}
+	}
+	require.Len(t, dead, 2, "the poison is blacklisted after two crashes")
+	c.stopAll()
+
+	hs := c.histories()
+	requireOneDLVD(t, hs)
+	var poisoned *domain.Message
+	outbound := 0
+	for _, m := range c.messages() {
+		require.NotEqual(t, domain.StatusDLNG, m.Status, "message %s is stuck DLNG", m.ID)
+		if m.Stage == domain.Inbound {
+			require.Equal(t, domain.StatusDLVD, m.Status, "inbound message %s (%s)", m.ID, c.payloads[m.ID])
+			require.False(t, m.Blacklisted, "inbound message %s", m.ID)
+			require.LessOrEqual(t, m.Crashes, 1, "inbound message %s", m.ID)
+			continue
+		}
+		outbound++
+		switch k := c.keyOf(m); k {
+		case poison:
+			require.Equal(t, domain.StatusNDLV, m.Status)
+			require.True(t, m.Blacklisted)
+			require.Equal(t, 2, m.Crashes)
+			require.Equal(t, domain.ErrorCrash, m.ErrorClass)
+			require.Contains(t, m.Error, "died 2 times")
+			// Delivered twice, by the two nodes it took down, in turn.
+			var by []string
+			for _, e := range hs[m.ID] {
+				if e.To == domain.StatusDLNG {
+					by = append(by, e.Node)
+				}
+			}
+			require.Equal(t, []string{dead[0].id, dead[1].id}, by, "the nodes that delivered the poison; history %v", hs[m.ID])
+			poisoned = &m
+		case follower:
+			require.Equal(t, domain.StatusHOLD, m.Status)
+			require.Zero(t, m.Crashes)
+			require.False(t, m.Blacklisted)
+		default:
+			require.Equal(t, domain.StatusDLVD, m.Status, "%s (%s): %s", m.ID, k, m.Error)
+			require.False(t, m.Blacklisted, "%s (%s) is innocent", m.ID, k)
+			require.LessOrEqual(t, m.Crashes, 1, "%s (%s): only the poison's first crash can touch an innocent", m.ID, k)
+			require.True(t, c.ledger.ids[m.ID], "%s (%s) is DLVD, but the receiver never finished it", m.ID, k)
+		}
+	}
+	require.Equal(t, len(msgs), outbound, "one outbound message per inbound message")
+	require.NotNil(t, poisoned)
+	for k := range expected {
+		require.Positive(t, c.ledger.times[k], "the receiver never got %s", k)
+	}
+	blocked := false
+	for _, q := range c.queues() {
+		if q.Name == poisoned.Queue {
+			require.Equal(t, domain.QueueBlocked, q.State)
+			blocked = true
+		}
+	}
+	require.True(t, blocked, "queue %s is not listed", poisoned.Queue)
+	require.Equal(t, poisoned.ID+"\n", string(c.queuectl("", "blacklist", "list", "-o", "ids")))
+}
+
+// TestClusterScaleOutAndIn runs one node under load, starts two more, then
+// stops those two with SIGTERM, a clean stop: the queues spread (each node
+// delivers) and come back to the first node, nothing is lost and nothing
+// reaches the receiver twice, and no message counts a crash.
+func TestClusterScaleOutAndIn(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, rigOptions{hold: true, workers: 4, crashes: 2, shutdownTimeout: 10 * time.Second})
+	msgs := mixedLoad(520, 13)
+	c.send(msgs)
+	expected := expectedKeys(msgs)
+
+	// One node alone.
+	n1 := c.start("n1")
+	for len(n1.done) < 40 {
+		if d := c.next().report; d != nil && !d.done {
+			c.release(*d)
+		}
+	}
+	// Three nodes: n1 may deliver at most 20 more than the two others
+	// together, so that work is left for them whenever they get queues.
+	n2, n3 := c.start("n2"), c.start("n3")
+	var waiting []delivery // n1's deliveries not yet let go
+	released := 0          // n1's deliveries let go since n2 and n3 started
+	for len(n2.done) < 10 || len(n3.done) < 10 {
+		d := c.next().report
+		switch {
+		case d == nil || d.done:
+		case d.serve == n1.pid:
+			waiting = append(waiting, *d)
+		default:
+			c.release(*d)
+		}
+		for ; len(waiting) > 0 && released < len(n2.done)+len(n3.done)+20; released++ {
+			c.release(waiting[0])
+			waiting = waiting[1:]
+		}
+		require.False(t, c.settled(), "everything was delivered before the queues spread\n%s", c.describe())
+	}
+	for _, d := range waiting {
+		c.release(d)
+	}
+	// Back to one node: n2 and n3 stop cleanly.
+	spread := map[string]bool{} // the EOIO queues n2 and n3 delivered
+	for _, d := range c.ledger.starts {
+		if d.appQueue != "-" && (d.serve == n2.pid || d.serve == n3.pid) {
+			spread[eoioQueue(d)] = true
+		}
+	}
+	c.stop(n2, n3)
+	stoppedAt := len(c.ledger.starts)
+	for {
+		h := c.next()
+		if d := h.report; d != nil && !d.done {
+			c.release(*d)
+		}
+		if h.changed && c.settled() {
+			break
+		}
+	}
+	c.stopAll()
+
+	returned := map[string]bool{}
+	for _, d := range c.ledger.starts[stoppedAt:] {
+		require.Equal(t, n1.pid, d.serve, "%s was delivered by a stopped node", d.key())
+		if spread[eoioQueue(d)] {
+			returned[eoioQueue(d)] = true
+		}
+	}
+	t.Logf("n1 delivered %d, n2 %d, n3 %d; %d of the %d queues that n2 and n3 delivered came back to n1",
+		len(n1.done), len(n2.done), len(n3.done), len(returned), len(spread))
+	require.NotEmpty(t, returned, "no queue that n2 or n3 delivered came back to n1 (they delivered %v)", spread)
+
+	for _, m := range c.messages() {
+		require.Equal(t, domain.StatusDLVD, m.Status, "message %s (%s): %s", m.ID, m.Stage, m.Error)
+		require.Zero(t, m.Crashes, "message %s: no node crashed", m.ID)
+		if m.Stage == domain.Outbound {
+			require.Equal(t, 1, c.ledger.times[c.keyOf(m)], "%s: deliveries", c.keyOf(m))
+		}
+	}
+	for k := range expected {
+		require.Equal(t, 1, c.ledger.times[k], "%s: deliveries", k)
+	}
+	c.requireFirstCompletionsInOrder(msgs)
+	requireOneDLVD(t, c.histories())
+}
+
+// TestClusterDeadNodeRecoveredOnce kills one of three nodes while it holds
+// deliveries: both survivors find it dead, but its crash recovery runs
+// once — each message it had DLNG gets crashes 1, not 2, and is delivered
+// once more.
+func TestClusterDeadNodeRecoveredOnce(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, rigOptions{hold: true, workers: 2, crashes: 2, shutdownTimeout: 10 * time.Second})
+	msgs := mixedLoad(96, 12)
+	c.send(msgs)
+	expected := expectedKeys(msgs)
+	nodes := []*node{c.start("n1"), c.start("n2"), c.start("n3")}
+
+	// Every delivery is held until each node has one in flight.
+	for slices.ContainsFunc(nodes, func(n *node) bool { return len(n.inFlight) == 0 }) {
+		c.next()
+	}
+	victim := slices.MaxFunc(nodes, func(a, b *node) int { return len(a.inFlight) - len(b.inFlight) })
+	c.kill(victim)
+	for _, n := range nodes {
+		if n != victim {
+			for _, d := range n.inFlight {
+				c.release(d)
+			}
+		}
+	}
+	for {
+		h := c.next()
+		if d := h.report; d != nil && !d.done {
+			c.release(*d)
+		}
+		if h.changed && c.settled() {
+			break
+		}
+	}
+	c.stopAll()
+	// Its receivers died with it: what it started, it never finished.
+	crashed := victim.inFlight
+	t.Logf("killed %s with %d deliveries in flight", victim.id, len(crashed))
+
+	hs := c.histories()
+	requireOneDLVD(t, hs)
+	for _, m := range c.messages() {
+		require.Equal(t, domain.StatusDLVD, m.Status, "message %s (%s): %s", m.ID, m.Stage, m.Error)
+		require.False(t, m.Blacklisted, "message %s", m.ID)
+		if m.Stage != domain.Outbound {
+			require.LessOrEqual(t, m.Crashes, 1, "inbound message %s", m.ID)
+			continue
+		}
+		k := c.keyOf(m)
+		require.Equal(t, 1, c.ledger.times[k], "%s: completed deliveries", k)
+		if _, ok := crashed[k]; !ok {
+			require.Zero(t, m.Crashes, "%s was not in flight on the dead node", k)
+			continue
+		}
+		require.Equal(t, 1, m.Crashes, "%s was in flight on the dead node, which died once", k)
+		recovered := 0
+		for _, e := range hs[m.ID] {
+			if e.From == domain.StatusDLNG && e.To == domain.StatusTBDL {
+				recovered++
+			}
+		}
+		require.Equal(t, 1, recovered, "%s: returns to TBDL; history %v", k, hs[m.ID])
+	}
+	for k := range expected {
+		require.Positive(t, c.ledger.times[k], "the receiver never got %s", k)
+	}
+	require.Equal(t, 1, c.recoveries(victim.id), "crash recovery of %s, logged by the live nodes", victim.id)
+	var n int
+	require.NoError(t, c.db.QueryRow(context.Background(),
+		`SELECT count(*) FROM nodes WHERE id = $1 AND recovered_at IS NOT NULL`, victim.id).Scan(&n))
+	require.Equal(t, 1, n, "incarnations of %s recovered", victim.id)
+	c.requireFirstCompletionsInOrder(msgs)
+}
+
+// busiest picks, of these nodes, the one whose leased queues have the most
+// messages left to deliver, and returns it with those queues.
+func (c *cluster) busiest(nodes []*node) (*node, []string) {
+	c.t.Helper()
+	rows, err := c.db.Query(context.Background(), `SELECT l.node, l.queue FROM leases l
+		WHERE (SELECT count(*) FROM messages m WHERE m.queue = l.queue AND m.status IN ('TBDL', 'DLNG', 'WAIT')) >= 2
+		ORDER BY l.queue`)
+	require.NoError(c.t, err)
+	queues := map[string][]string{}
+	var id, q string
+	_, err = pgx.ForEachRow(rows, []any{&id, &q}, func() error {
+		queues[id] = append(queues[id], q)
+		return nil
+	})
+	require.NoError(c.t, err)
+	n := slices.MaxFunc(nodes, func(a, b *node) int { return len(queues[a.id]) - len(queues[b.id]) })
+	require.NotEmpty(c.t, queues[n.id], "no node owns a queue with work left\n%s", c.describe())
+	return n, queues[n.id]
+}
+
+// started reports whether a node started delivering a key.
+func (c *cluster) started(n *node, k string) bool {
+	return slices.ContainsFunc(c.ledger.starts, func(d delivery) bool { return d.serve == n.pid && d.key() == k })
+}
+
+// recoveries counts the crash recoveries of a dead node that the live
+// nodes logged.
+func (c *cluster) recoveries(dead string) int {
+	n := 0
+	for _, g := range c.nodes {
+		for _, rec := range g.log.records("crash recovery") {
+			if rec["dead_node"] == dead {
+				n++
+			}
+		}
+	}
+	return n
+}
