@@ -181,7 +181,7 @@ func (e *Engine) emit(ev Event) {
 // crash, as are claimed messages not yet started.
 func (e *Engine) Run(ctx context.Context) error {
 	bg := context.WithoutCancel(ctx)
-	joined, err := e.st.Join(bg, store.JoinParams{ID: e.node, Address: e.cfg.Address})
+	joined, err := e.st.Join(bg, store.JoinParams{ID: e.node, Address: e.cfg.Address, TTL: e.cfg.LeaseTTL})
 	if err != nil {
 		return fmt.Errorf("join the store: %w", err)
 	}

@@ -98,6 +98,10 @@ type JoinParams struct {
 	ID string
 	// Address is where the node serves its API, for `node list`.
 	Address string
+	// TTL is how long the node counts as alive without a heartbeat
+	// (cluster.lease_ttl); zero means the default, 10s. The embedded store
+	// has no other nodes and ignores it.
+	TTL time.Duration
 }
 
 // Joined is the result of Join.

@@ -112,7 +112,7 @@ func (t *txn) Move(p store.MoveParams) (*domain.Message, error) {
 	}
 	if to.QoS != next.QoS || to.Stage != next.Stage || to.Receiver != receiver {
 		if created {
-			if _, err := t.tx.Exec(t.ctx, `DELETE FROM queues WHERE name = $1`, p.Queue); err != nil {
+			if _, err := t.tx.Exec(t.ctx, `WITH l AS (DELETE FROM leases WHERE queue = $1) DELETE FROM queues WHERE name = $1`, p.Queue); err != nil {
 				return nil, fmt.Errorf("queue %s: %w", p.Queue, err)
 			}
 			delete(t.queues, p.Queue)
@@ -142,5 +142,6 @@ func (t *txn) Move(p store.MoveParams) (*domain.Message, error) {
 	t.queues[cur.Queue], t.queues[p.Queue] = from, nt
 	t.count(from, cur.Message, -1)
 	t.count(nt, next, 1)
+	t.ready(next)
 	return next, nil
 }

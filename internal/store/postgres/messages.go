@@ -175,7 +175,7 @@ func (t *txn) Insert(m *domain.Message, payload []byte, h domain.HistoryEntry) e
 	if inserted == 0 {
 		if created {
 			// Leave no queue behind for a message that was not stored.
-			if _, err := t.tx.Exec(t.ctx, `DELETE FROM queues WHERE name = $1`, m.Queue); err != nil {
+			if _, err := t.tx.Exec(t.ctx, `WITH l AS (DELETE FROM leases WHERE queue = $1) DELETE FROM queues WHERE name = $1`, m.Queue); err != nil {
 				return fmt.Errorf("queue %s: %w", m.Queue, err)
 			}
 			delete(t.queues, m.Queue)
@@ -184,6 +184,7 @@ func (t *txn) Insert(m *domain.Message, payload []byte, h domain.HistoryEntry) e
 	}
 	t.queues[m.Queue] = next
 	t.count(next, m, 1)
+	t.ready(m)
 	return nil
 }
 
@@ -223,13 +224,22 @@ func (t *txn) queueFor(m *domain.Message) (q *store.QueueRecord, created bool, e
 	}
 	// A concurrent first message may create the queue too: the one that
 	// comes second waits for the first to commit, then finds it.
-	tag, err := t.tx.Exec(t.ctx, `INSERT INTO queues (name, qos, stage, receiver, created_at)
-		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) DO NOTHING`, m.Queue, m.QoS, m.Stage, optional(receiver), at)
+	// The queue comes with its lease, free: a node takes it at its next
+	// claim or heartbeat (§11), woken by the notification of the commit.
+	var made int
+	err = t.tx.QueryRow(t.ctx, `WITH q AS (INSERT INTO queues (name, qos, stage, receiver, created_at)
+			VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) DO NOTHING RETURNING name),
+		l AS (INSERT INTO leases (queue, node, incarnation, epoch, expires_at)
+			SELECT name, '', 0, 0, '-infinity' FROM q ON CONFLICT (queue) DO NOTHING)
+		SELECT count(*) FROM q`, m.Queue, m.QoS, m.Stage, optional(receiver), at).Scan(&made)
 	if err != nil {
 		return nil, false, fmt.Errorf("queue %s: create: %w", m.Queue, err)
 	}
+	if made == 1 {
+		t.wake = true
+	}
 	q, err = t.lockQueue(m.Queue)
-	return q, tag.RowsAffected() == 1, err
+	return q, made == 1, err
 }
 
 // Transition changes a message's status by compare-and-set.
@@ -244,42 +254,55 @@ func (t *txn) Transition(p store.TransitionParams) (*domain.Message, error) {
 	if !slices.Contains(p.From, cur.Status) {
 		return nil, domain.Conflictf("message %s: status is %s, expected %s", p.ID, cur.Status, joinStatuses(p.From))
 	}
-	if p.To == domain.StatusPEND && cur.Status != domain.StatusPEND {
-		return nil, domain.Invalidf("message %s: status %s cannot go back to PEND", p.ID, cur.Status)
+	b := &pgx.Batch{}
+	next, err := t.change(b, cur, p.To, p.Update, p.History)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
+		return nil, fmt.Errorf("message %s: store: %w", p.ID, err)
+	}
+	return next, nil
+}
+
+// change queues on b the writes of one status change of cur, a message
+// read under its queue's lock in this transaction, and counts it in the
+// transaction's record of the queue. It returns the message as stored
+// after b runs.
+func (t *txn) change(b *pgx.Batch, cur *storedMessage, to domain.Status, update func(*domain.Message), h domain.HistoryEntry) (*domain.Message, error) {
+	if to == domain.StatusPEND && cur.Status != domain.StatusPEND {
+		return nil, domain.Invalidf("message %s: status %s cannot go back to PEND", cur.ID, cur.Status)
 	}
 	q := t.queues[cur.Queue]
 	next := cur.Clone()
-	if p.Update != nil {
-		p.Update(next)
+	if update != nil {
+		update(next)
 		if next.ID != cur.ID || next.Queue != cur.Queue || next.Seq != cur.Seq || next.Status != cur.Status {
-			return nil, fmt.Errorf("message %s: a transition's Update must not change the id, queue, seq or status", p.ID)
+			return nil, fmt.Errorf("message %s: a transition's Update must not change the id, queue, seq or status", cur.ID)
 		}
 	}
-	h := p.History
 	if h.At.IsZero() {
+		var err error
 		if h.At, err = t.now(); err != nil {
 			return nil, err
 		}
 	}
-	h.From, h.To = cur.Status, p.To
-	next.Status, next.UpdatedAt, next.History = p.To, h.At, nil
+	h.From, h.To = cur.Status, to
+	next.Status, next.UpdatedAt, next.History = to, h.At, nil
 	storedTimes(next)
 	nq := cloneQueue(q)
-	if cur.Status == domain.StatusPEND && p.To != domain.StatusPEND {
+	if cur.Status == domain.StatusPEND && to != domain.StatusPEND {
 		nq.LastSeq++
 		next.Seq = nq.LastSeq
 	}
-	uid, _ := parseID(p.ID)
-	b := &pgx.Batch{}
+	uid, _ := parseID(cur.ID)
 	b.Queue(updateMessage, append([]any{uid}, messageValues(next)...)...)
 	queueCheckUpdate(b, uid, cur.Message, next)
 	b.Queue(insertHistory, append([]any{uid}, historyValues(h)...)...)
-	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
-		return nil, fmt.Errorf("message %s: store: %w", p.ID, err)
-	}
 	t.queues[cur.Queue] = nq
 	t.count(nq, cur.Message, -1)
 	t.count(nq, next, 1)
+	t.ready(next)
 	return next, nil
 }
 

@@ -41,11 +41,15 @@ const unreachableHint = "check that PostgreSQL is running and that the store URL
 // reached is an error wrapping domain.ErrUnavailable; the password of the
 // URL appears in no error.
 func Open(ctx context.Context, url string, opts Options) (*Store, error) {
-	pool, target, err := connect(ctx, url, opts.MaxConns)
+	s := &Store{wake: make(chan struct{}, 1)}
+	pool, target, err := connect(ctx, url, opts.MaxConns, func(cfg *pgxpool.Config) {
+		s.listen = cfg.ConnConfig.Copy()
+		cfg.ConnConfig.Tracer = roundTripTracer{&s.roundTrips}
+	})
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{pool: pool, target: target}
+	s.pool, s.target = pool, target
 	if opts.Migrate {
 		_, err = migrate(ctx, pool, target)
 	} else {
@@ -64,7 +68,7 @@ func (s *Store) Target() string { return s.target }
 
 // connect builds the pool and makes one connection, so that a database
 // that is down is reported here.
-func connect(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, string, error) {
+func connect(ctx context.Context, url string, maxConns int32, configure ...func(*pgxpool.Config)) (*pgxpool.Pool, string, error) {
 	target := config.RedactURL(url)
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -85,6 +89,9 @@ func connect(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, st
 	cfg.MaxConns = 4
 	if maxConns > 0 {
 		cfg.MaxConns = maxConns
+	}
+	for _, f := range configure {
+		f(cfg)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -44,6 +44,22 @@ type Store struct {
 	// target names the database in messages, without its password.
 	target  string
 	commits atomic.Uint64
+	// roundTrips counts the statements and batches sent (RoundTrips).
+	roundTrips atomic.Uint64
+	// listen is the connection configuration of the listener (Wakeups).
+	listen *pgx.ConnConfig
+
+	// wake carries the signals of Wakeups; the listener, started by the
+	// first call to Wakeups, feeds it until Close.
+	wake         chan struct{}
+	listenOnce   sync.Once
+	stopListener context.CancelFunc
+	listenerDone chan struct{}
+
+	// claimMu guards claimFrom: per stage, the queue the next claim
+	// starts at, so that queues take turns.
+	claimMu   sync.Mutex
+	claimFrom turns
 
 	// mu is held shared by every View and Update and exclusively by Close,
 	// so that Close waits for the transactions under way.
@@ -134,8 +150,15 @@ func retryable(err error) bool {
 	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
 }
 
-// Commits returns how many Updates committed since Open.
+// Commits returns how many write transactions committed since Open: the
+// Updates and the engine's transactions (claims, outcomes, heartbeats...).
 func (s *Store) Commits() uint64 { return s.commits.Load() }
+
+// RoundTrips returns how many times the store waited for the database
+// since Open: every statement (BEGIN and COMMIT included) counts one, and
+// so does a batch of statements pipelined together. The listener of
+// Wakeups does not count.
+func (s *Store) RoundTrips() uint64 { return s.roundTrips.Load() }
 
 // Close waits for the transactions under way and closes the pool. Closing
 // a closed store does nothing.
@@ -146,6 +169,11 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.listenOnce.Do(func() {}) // no listener starts any more
+	if s.stopListener != nil {
+		s.stopListener()
+		<-s.listenerDone
+	}
 	s.pool.Close()
 	return nil
 }
@@ -153,3 +181,5 @@ func (s *Store) Close() error {
 func (s *Store) errClosed() error {
 	return domain.Errorf(domain.ErrUnavailable, "the store %s is closed", s.target)
 }
+
+var _ store.EngineStore = (*Store)(nil)

@@ -74,6 +74,7 @@ func (t *txn) SetStopped(queue string, stopped bool) error {
 	if q.Stopped != stopped {
 		q.Stopped = stopped
 		t.dirty[q.Name] = true
+		t.wake = t.wake || !stopped
 	}
 	return nil
 }

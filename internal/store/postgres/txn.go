@@ -43,6 +43,9 @@ type txn struct {
 	params map[[2]string]param
 	// eoio is the EOIO switch state, once read.
 	eoio *domain.EOIOSwitch
+	// wake says the transaction made messages ready for delivery (or a
+	// queue free to take): its commit notifies the nodes (wakeChannel).
+	wake bool
 }
 
 // param is one tuning value as a transaction knows it.
@@ -127,6 +130,13 @@ func (t *txn) lockQueue(name string) (*store.QueueRecord, error) {
 	return q, nil
 }
 
+// ready notes that m, as stored now, may be ready for delivery.
+func (t *txn) ready(m *domain.Message) {
+	if m.Status == domain.StatusTBDL {
+		t.wake = true
+	}
+}
+
 // count adds n to the counters of q that m counts in: its status and, if
 // it is passed over, PassedOver; the row follows at flush.
 func (t *txn) count(q *store.QueueRecord, m *domain.Message, n int64) {
@@ -146,10 +156,27 @@ func (t *txn) count(q *store.QueueRecord, m *domain.Message, n int64) {
 // flush writes the records of the queues this transaction changed to their
 // rows, in name order.
 func (t *txn) flush() error {
-	if len(t.dirty) == 0 {
+	if len(t.dirty) == 0 && !t.wake {
 		return nil
 	}
 	b := &pgx.Batch{}
+	t.queueFlush(b)
+	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
+		return fmt.Errorf("store the queue counters: %w", err)
+	}
+	clear(t.dirty)
+	return nil
+}
+
+// queueFlush queues on b the writes of flush: the rows of the queues this
+// transaction changed, and its notification. The caller clears t.dirty
+// once b ran.
+func (t *txn) queueFlush(b *pgx.Batch) {
+	if t.wake {
+		// Delivered at commit, once per transaction and schema.
+		b.Queue(notifySQL)
+		t.wake = false
+	}
 	for _, name := range slices.Sorted(maps.Keys(t.dirty)) {
 		q := t.queues[name]
 		c := q.Counts
@@ -158,11 +185,6 @@ func (t *txn) flush() error {
 			name, q.Stopped, q.LastSeq, c[domain.StatusPEND], c[domain.StatusTBDL], c[domain.StatusDLNG], c[domain.StatusWAIT],
 			c[domain.StatusHOLD], c[domain.StatusNDLV], c[domain.StatusDLVD], c[domain.StatusFAIL], q.PassedOver, q.Stuck)
 	}
-	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
-		return fmt.Errorf("store the queue counters: %w", err)
-	}
-	clear(t.dirty)
-	return nil
 }
 
 // cloneQueue returns a copy of q that the caller may change.

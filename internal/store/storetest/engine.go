@@ -54,7 +54,7 @@ func setupEngine(t *testing.T, open Opener) *engineBundle {
 // join starts a new incarnation of node id.
 func (e *engineBundle) join(t *testing.T, id string) store.Node {
 	t.Helper()
-	j, err := e.eng.Join(e.ctx, store.JoinParams{ID: id})
+	j, err := e.eng.Join(e.ctx, store.JoinParams{ID: id, TTL: time.Hour})
 	require.NoError(t, err)
 	require.Equal(t, id, j.Node.ID)
 	return j.Node
@@ -545,8 +545,10 @@ func testRecover(t *testing.T, open Opener) {
 		first := outbound(2)
 		e.insert(t, first...)
 		require.Len(t, e.claim(t, 10).Claimed, 2)
+		// The node restarts: in a cluster an earlier incarnation of the
+		// same id is dead, whatever its last heartbeat.
 		dead := e.node
-		j, err := e.eng.Join(e.ctx, store.JoinParams{ID: "N2"})
+		j, err := e.eng.Join(e.ctx, store.JoinParams{ID: "N1", TTL: time.Hour})
 		require.NoError(t, err)
 		require.Equal(t, []store.Node{dead}, j.Dead, "the join names the incarnation that left messages DLNG")
 		e.node = j.Node

@@ -1,0 +1,556 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/store"
+)
+
+// Claim routes ready inbound messages and claims ready outbound messages
+// in one transaction, in the queues whose lease the node holds.
+func (s *Store) Claim(ctx context.Context, p store.ClaimParams) (*store.ClaimResult, error) {
+	var out *store.ClaimResult
+	var next turns
+	err := s.engine(ctx, func(t *txn) error {
+		var err error
+		out, next, err = t.claim(p, s.turns(), true)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.setTurns(next)
+	return out, nil
+}
+
+// turns says, per stage, after which queue the next claim starts, so that
+// queues take turns.
+type turns map[domain.Stage]string
+
+func (s *Store) turns() turns {
+	s.claimMu.Lock()
+	defer s.claimMu.Unlock()
+	return maps.Clone(s.claimFrom)
+}
+
+func (s *Store) setTurns(t turns) {
+	s.claimMu.Lock()
+	s.claimFrom = t
+	s.claimMu.Unlock()
+}
+
+// lease is a lease the claiming node holds, on a queue with work.
+type lease struct {
+	epoch uint64
+	stage domain.Stage
+}
+
+// claimer is the state of one claim.
+type claimer struct {
+	t   *txn
+	p   store.ClaimParams
+	now time.Time
+	res *store.ClaimResult
+	// held are the node's leases of queues with work, by queue.
+	held map[string]lease
+	// routed and claimed count what the claim did, against the limits.
+	routed, claimed int
+	// last is, per stage, the last queue the claim served.
+	last turns
+	// waited says an inbound message waited for messages of its lane
+	// ahead of it (§10), which routing later in the claim may have moved on.
+	waited bool
+}
+
+// adoptSQL takes, for incarnation $1 of node $2, free leases up to the
+// node's fair share: a new queue, or one a node gave up, waits for no
+// heartbeat. The share is computed only when a lease is free.
+const adoptSQL = `UPDATE leases l SET node = $2, incarnation = $1, epoch = l.epoch + 1, expires_at = 'infinity'
+	WHERE l.queue IN (SELECT f.queue FROM leases f WHERE f.expires_at <= now() ORDER BY f.queue
+		LIMIT (SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM leases WHERE expires_at <= now())
+				OR NOT EXISTS (SELECT 1 FROM nodes n WHERE n.incarnation = $1 AND ` + alive + `) THEN 0
+			ELSE greatest(0, ceil((SELECT count(*) FROM leases)::numeric /
+				greatest(1, (SELECT count(*) FROM nodes n WHERE ` + alive + `))) -
+				(SELECT count(*) FROM leases WHERE incarnation = $1 AND expires_at > now()))::bigint END)
+		FOR UPDATE SKIP LOCKED)`
+
+// heldSQL lists the leases incarnation $1 holds on queues with work, or
+// that this transaction changed ($2), and locks them FOR SHARE until
+// commit: no node takes them over, and their holder gives none of them up,
+// while the claim and its outcomes are under way.
+const heldSQL = `SELECT l.queue, l.epoch, q.stage FROM leases l JOIN queues q ON q.name = l.queue
+	WHERE l.incarnation = $1 AND l.expires_at > now() AND NOT q.stopped
+		AND (q.n_tbdl > 0 OR q.n_wait > 0 OR q.name = ANY($2))
+	ORDER BY l.queue FOR SHARE OF l`
+
+// claim routes, then claims due WAIT messages, then TBDL messages,
+// visiting the held queues from the turn's start on. It returns where the
+// next claim's turn starts. fence checks first that the node is alive.
+func (t *txn) claim(p store.ClaimParams, start turns, fence bool) (*store.ClaimResult, turns, error) {
+	now, err := t.now()
+	if err != nil {
+		return nil, nil, err
+	}
+	c := &claimer{t: t, p: p, now: now, res: &store.ClaimResult{}, last: turns{}}
+	if c.p.Window <= 0 {
+		c.p.Window = 1
+	}
+	if err := c.leases(fence); err != nil {
+		return nil, nil, err
+	}
+	if p.Router != nil && p.RouteLimit > 0 {
+		for _, name := range c.order(domain.Inbound, start[domain.Inbound]) {
+			if c.full(domain.Inbound) {
+				c.res.More = true
+				break
+			}
+			if err := c.routeQueue(name); err != nil {
+				return nil, nil, err
+			}
+		}
+		c.res.More = c.res.More || (c.waited && c.routed > 0)
+		if c.routed > 0 {
+			// What routing made ready — in new queues too — is
+			// claimed at once.
+			if err := c.leases(false); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	if p.Limit > 0 {
+		if err := c.outbound(start[domain.Outbound]); err != nil {
+			return nil, nil, err
+		}
+	}
+	next := maps.Clone(start)
+	if next == nil {
+		next = turns{}
+	}
+	maps.Copy(next, c.last)
+	return c.res, next, nil
+}
+
+// leases takes free leases up to the node's share and reads the held ones.
+func (c *claimer) leases(fence bool) error {
+	inc := int64(c.p.Node.Incarnation)
+	b := &pgx.Batch{}
+	var check func() error
+	if fence {
+		check = queueFence(b, c.p.Node)
+	}
+	b.Queue(adoptSQL, inc, clean(c.p.Node.ID))
+	held := map[string]lease{}
+	b.Queue(heldSQL, inc, slices.Collect(maps.Keys(c.t.queues))).Query(func(rows pgx.Rows) error {
+		var name string
+		var l lease
+		_, err := pgx.ForEachRow(rows, []any{&name, &l.epoch, &l.stage}, func() error {
+			held[name] = l
+			return nil
+		})
+		return err
+	})
+	if err := c.t.tx.SendBatch(c.t.ctx, b).Close(); err != nil {
+		return fmt.Errorf("claim: leases: %w", err)
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	c.held = held
+	return nil
+}
+
+// order returns the held queues of a stage, from the first after start on,
+// and round.
+func (c *claimer) order(stage domain.Stage, start string) []string {
+	var names []string
+	for name, l := range c.held {
+		if l.stage == stage {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	i, _ := slices.BinarySearch(names, start)
+	if i < len(names) && names[i] == start {
+		i++ // the queue served last goes last
+	}
+	return append(names[i:], names[:i]...)
+}
+
+// full reports whether the claim reached its limit for a stage, or claimed
+// its one candidate.
+func (c *claimer) full(s domain.Stage) bool {
+	if s == domain.Inbound {
+		return c.routed >= c.p.RouteLimit
+	}
+	return c.claimed >= c.p.Limit || (c.p.Candidates == store.CandidatesAlone && c.claimed > 0)
+}
+
+// blocking counts the NDLV messages that hold a queue up.
+func blocking(q *store.QueueRecord) int64 {
+	return q.Counts[domain.StatusNDLV] - q.PassedOver
+}
+
+// room is how many more messages of q may be DLNG at once: one for an EOIO
+// queue with nothing in flight, up to the window for an EO queue, none for a
+// stopped or blocked queue.
+func (c *claimer) room(q *store.QueueRecord) int64 {
+	if q.Stopped || blocking(q) > 0 {
+		return 0
+	}
+	limit := int64(c.p.Window)
+	if q.QoS == domain.EOIO {
+		limit = 1
+	}
+	return limit - q.Counts[domain.StatusDLNG]
+}
+
+// routeQueue routes what it may of one inbound queue's TBDL messages, in seq
+// order: an EO queue's up to the limit, an EOIO queue's until one of them
+// finds no receiver and blocks it.
+func (c *claimer) routeQueue(name string) error {
+	q, err := c.t.lockQueue(name)
+	if errors.Is(err, domain.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if q.Stopped || blocking(q) > 0 || q.Counts[domain.StatusWAIT] > 0 || q.Counts[domain.StatusTBDL] == 0 {
+		return nil
+	}
+	left := c.p.RouteLimit - c.routed
+	rows, err := c.t.tx.Query(c.t.ctx, `SELECT `+messageColumns+` FROM messages WHERE queue = $1 AND status = 'TBDL'
+		ORDER BY seq LIMIT $2`, name, left+1)
+	if err != nil {
+		return fmt.Errorf("route queue %s: %w", name, err)
+	}
+	ready, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*storedMessage, error) { return scanMessage(row) })
+	if err != nil {
+		return fmt.Errorf("route queue %s: %w", name, err)
+	}
+	if len(ready) > left {
+		ready, c.res.More = ready[:left], true // the limit cuts the queue short
+	}
+	for _, m := range ready {
+		if wait, err := store.LaneWaits(c.t, m.Message); wait || err != nil {
+			c.waited = true
+			return err // the queue is serial: its later messages wait too
+		}
+		after, err := c.route(m)
+		if err != nil {
+			return err
+		}
+		c.routed++
+		c.last[domain.Inbound] = name
+		if after.Queue == name && domain.Blocks(after.QoS, after.Status, after.ErrorClass) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// route does receiver determination for one inbound message (§3): its
+// outbound messages, sharing its payload, and its DLVD — or its NDLV when
+// no receiver is found — in the claim's transaction, sent in one batch.
+func (c *claimer) route(in *storedMessage) (*domain.Message, error) {
+	t := c.t
+	node := c.p.Node
+	entry := func(reason string) domain.HistoryEntry { return store.EngineEntry(c.now, node, reason) }
+	targets, reason, rerr := c.p.Router.Route(store.Placement(t), in.Message)
+	b := &pgx.Batch{}
+	attempt := func(m *domain.Message) { m.Attempts++ }
+	if rerr != nil {
+		mid, err := t.change(b, in, domain.StatusDLNG, attempt, entry("receiver determination"))
+		if err != nil {
+			return nil, err
+		}
+		after, err := t.change(b, &storedMessage{Message: mid, payloadID: in.payloadID}, domain.StatusNDLV, func(m *domain.Message) {
+			m.Error, m.ErrorClass = rerr.Error(), domain.ErrorPermanent
+		}, entry("permanent error: "+rerr.Error()))
+		if err != nil {
+			return nil, err
+		}
+		if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
+			return nil, fmt.Errorf("message %s: route: %w", in.ID, err)
+		}
+		queue := after.Queue
+		if after, err = t.divert(after, entry("")); err != nil {
+			return nil, err
+		}
+		if err := store.RestoreHold(t, queue, entry("held behind "+after.ID+" (NDLV)")); err != nil {
+			return nil, err
+		}
+		c.res.Routed = append(c.res.Routed, after)
+		return after, nil
+	}
+	for _, tg := range targets {
+		status, err := store.ArrivalStatus(t, tg.Queue, in.QoS)
+		if err != nil {
+			return nil, err
+		}
+		out := &domain.Message{
+			ID: domain.NewID(), QoS: in.QoS, Sender: in.Sender, Receiver: tg.Receiver, Interface: in.Interface,
+			AppQueue: in.AppQueue, Queue: tg.Queue, Stage: domain.Outbound, Status: status,
+			ParentID: in.ID, Headers: in.Headers, Size: in.Size, CreatedAt: c.now, UpdatedAt: c.now,
+		}
+		if err := t.insertShared(b, out, in.payloadID, entry("receiver determination")); err != nil {
+			return nil, err
+		}
+		c.res.Created = append(c.res.Created, out)
+	}
+	if len(targets) > 0 {
+		b.Queue(`UPDATE payloads SET refs = refs + $2 WHERE id = $1`, in.payloadID, len(targets))
+	}
+	mid, err := t.change(b, in, domain.StatusDLNG, attempt, entry("receiver determination"))
+	if err != nil {
+		return nil, err
+	}
+	after, err := t.change(b, &storedMessage{Message: mid, payloadID: in.payloadID}, domain.StatusDLVD, nil, entry(reason))
+	if err != nil {
+		return nil, err
+	}
+	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
+		return nil, fmt.Errorf("message %s: route: %w", in.ID, err)
+	}
+	c.res.Routed = append(c.res.Routed, after)
+	return after, nil
+}
+
+// insertShared queues on b the insert of a routed outbound message that
+// shares the payload of the message it was routed from; the caller adds
+// the reference. Its queue is locked (created on first use) first.
+func (t *txn) insertShared(b *pgx.Batch, m *domain.Message, payload pgtype.UUID, h domain.HistoryEntry) error {
+	uid, err := checkNew(m)
+	if err != nil {
+		return err
+	}
+	q, _, err := t.queueFor(m)
+	if err != nil {
+		return err
+	}
+	h.From, h.To = "", m.Status
+	next := cloneQueue(q)
+	next.LastSeq++
+	m.Seq = next.LastSeq
+	storedTimes(m)
+	h.At = storedTime(h.At)
+	b.Queue(insertMessage, append(append([]any{uid}, messageValues(m)...), m.Queue, payload)...)
+	b.Queue(`INSERT INTO history (message_id, n, at, from_status, to_status, node, actor, reason)
+		VALUES ($1, 1, $2, $3, $4, $5, $6, $7)`, append([]any{uid}, historyValues(h)...)...)
+	t.queues[m.Queue] = next
+	t.count(next, m, 1)
+	t.ready(m)
+	return nil
+}
+
+// outbound claims due WAIT messages and the TBDL heads of the held
+// outbound queues, in two round trips: one locks the queues (those another
+// transaction holds are skipped) and selects, with FOR UPDATE SKIP LOCKED,
+// what may start in each — one statement for the heads of all queues —,
+// the other marks the chosen DLNG and reads their payloads.
+func (c *claimer) outbound(start string) error {
+	t := c.t
+	names := c.order(domain.Outbound, start)
+	if len(names) == 0 {
+		return nil
+	}
+	b := &pgx.Batch{}
+	// The rows must hold what this transaction changed: the heads'
+	// statement reads them.
+	t.queueFlush(b)
+	var locked []*store.QueueRecord
+	b.Queue(queueSelect+` WHERE q.name = ANY($1) ORDER BY q.name FOR NO KEY UPDATE OF q SKIP LOCKED`, names).
+		Query(func(rows pgx.Rows) error {
+			var err error
+			locked, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*store.QueueRecord, error) { return scanQueue(row) })
+			return err
+		})
+	var due, heads []*storedMessage
+	collect := func(into *[]*storedMessage) func(pgx.Rows) error {
+		return func(rows pgx.Rows) error {
+			var err error
+			*into, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*storedMessage, error) { return scanMessage(row) })
+			return err
+		}
+	}
+	left := c.p.Limit - c.claimed
+	b.Queue(`SELECT `+messageColumns+` FROM messages WHERE status = 'WAIT' AND stage = 'outbound' AND queue = ANY($1)
+		AND next_attempt_at <= now() ORDER BY next_attempt_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`, names, left+1).
+		Query(collect(&due))
+	var nextDue pgtype.Timestamptz
+	b.Queue(`SELECT min(next_attempt_at) FROM messages WHERE status = 'WAIT' AND queue = ANY($1) AND next_attempt_at > now()`,
+		names).QueryRow(func(row pgx.Row) error { return row.Scan(&nextDue) })
+	// The heads: per queue, in turn, its first TBDL messages up to its
+	// room. A queue that WAITs or is blocked starts nothing.
+	most := left + 64
+	if c.p.Candidates == store.CandidatesAlone {
+		most = 1 << 20
+	}
+	b.Queue(`SELECT m.* FROM unnest($1::text[]) WITH ORDINALITY AS u(name, ord)
+		JOIN queues q ON q.name = u.name
+		CROSS JOIN LATERAL (SELECT `+messageColumns+` FROM messages m
+			WHERE m.queue = q.name AND m.status = 'TBDL' ORDER BY m.seq
+			LIMIT greatest(0, CASE WHEN q.qos = 'EOIO' THEN 1 ELSE $2 END - q.n_dlng)
+			FOR UPDATE SKIP LOCKED) m
+		WHERE NOT q.stopped AND q.n_wait = 0 AND q.n_ndlv = q.passed_over
+		LIMIT $3`, names, c.p.Window, most+1).Query(collect(&heads))
+	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
+		return fmt.Errorf("claim: %w", err)
+	}
+	clear(t.dirty)
+	if nextDue.Valid {
+		c.res.NextDue = nextDue.Time.UTC()
+	}
+	mine := map[string]bool{}
+	for _, q := range locked {
+		mine[q.Name] = true
+		if _, ok := t.queues[q.Name]; !ok {
+			t.queues[q.Name] = q
+		}
+	}
+	m := &marker{c: c}
+	if len(due) > left {
+		due, c.res.More = due[:left], true
+	}
+	for _, d := range due {
+		if c.full(domain.Outbound) {
+			c.res.More = true
+			break
+		}
+		if !mine[d.Queue] || c.room(t.queues[d.Queue])-m.taken[d.Queue] <= 0 {
+			continue
+		}
+		if err := m.take(d); err != nil {
+			return err
+		}
+	}
+	if len(heads) > most {
+		heads, c.res.More = heads[:most], true
+	}
+	byQueue := map[string][]*storedMessage{}
+	for _, h := range heads {
+		byQueue[h.Queue] = append(byQueue[h.Queue], h)
+	}
+	for _, name := range names {
+		if !mine[name] || len(byQueue[name]) == 0 {
+			continue
+		}
+		for _, h := range byQueue[name] {
+			if c.full(domain.Outbound) {
+				c.res.More = true
+				break
+			}
+			if err := m.take(h); err != nil {
+				return err
+			}
+			if h.QoS == domain.EOIO {
+				break
+			}
+		}
+	}
+	return m.mark()
+}
+
+// marker collects the messages a claim takes and marks them DLNG in one
+// round trip.
+type marker struct {
+	c     *claimer
+	taken map[string]int64
+	msgs  []*storedMessage
+}
+
+// take chooses one ready outbound message, minding blacklist candidates
+// and the order of its lane across a switch and its error queue (§10).
+func (m *marker) take(msg *storedMessage) error {
+	c := m.c
+	if wait, err := store.LaneWaits(c.t, msg.Message); wait || err != nil {
+		return err
+	}
+	candidate := msg.Crashes > 0 && c.p.Candidates != store.CandidatesAsAny
+	switch {
+	case candidate && c.p.Candidates == store.CandidatesSkip:
+		c.res.Candidates++
+		return nil
+	case !candidate && c.p.Candidates == store.CandidatesAlone:
+		return nil
+	}
+	if m.taken == nil {
+		m.taken = map[string]int64{}
+	}
+	m.taken[msg.Queue]++
+	m.msgs = append(m.msgs, msg)
+	c.claimed++
+	c.last[domain.Outbound] = msg.Queue
+	return nil
+}
+
+// mark makes the chosen messages DLNG for the node, with their history
+// entries, and reads their payloads: one batch.
+func (m *marker) mark() error {
+	if len(m.msgs) == 0 {
+		return nil
+	}
+	c, t := m.c, m.c.t
+	node := c.p.Node
+	ids := make([]pgtype.UUID, len(m.msgs))
+	from := make([]string, len(m.msgs))
+	reasons := make([]string, len(m.msgs))
+	payloadIDs := make([]pgtype.UUID, len(m.msgs))
+	after := make([]*domain.Message, len(m.msgs))
+	for i, cur := range m.msgs {
+		ids[i], _ = parseID(cur.ID)
+		from[i] = string(cur.Status)
+		payloadIDs[i] = cur.payloadID
+		next := cur.Clone()
+		next.Attempts++
+		next.Node, next.Incarnation, next.NextAttemptAt = node.ID, node.Incarnation, nil
+		next.Status, next.UpdatedAt, next.History = domain.StatusDLNG, c.now, nil
+		storedTimes(next)
+		after[i] = next
+		reasons[i] = fmt.Sprintf("delivery attempt %d", next.Attempts)
+		q := t.queues[cur.Queue]
+		t.count(q, cur.Message, -1)
+		t.count(q, next, 1)
+	}
+	b := &pgx.Batch{}
+	b.Queue(`UPDATE messages m SET status = 'DLNG', attempts = m.attempts + 1, node = $2, incarnation = $3,
+		next_attempt_at = NULL, updated_at = $4, passed_over = false
+		FROM unnest($1::uuid[]) AS u(id) WHERE m.id = u.id`, ids, clean(node.ID), int64(node.Incarnation), c.now)
+	b.Queue(`INSERT INTO history (message_id, n, at, from_status, to_status, node, actor, reason)
+		SELECT u.id, coalesce((SELECT max(h.n) FROM history h WHERE h.message_id = u.id), 0) + 1, $2, u.f, 'DLNG',
+			$3, 'engine', u.reason
+		FROM unnest($1::uuid[], $4::text[], $5::text[]) AS u(id, f, reason)`, ids, c.now, clean(node.ID), from, reasons)
+	payloads := map[uuid.UUID][]byte{}
+	b.Queue(`SELECT id, data FROM payloads WHERE id = ANY($1)`, payloadIDs).Query(func(rows pgx.Rows) error {
+		var id pgtype.UUID
+		var data []byte
+		_, err := pgx.ForEachRow(rows, []any{&id, &data}, func() error {
+			payloads[id.Bytes] = data
+			return nil
+		})
+		return err
+	})
+	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
+		return fmt.Errorf("claim: mark DLNG: %w", err)
+	}
+	for i, cur := range m.msgs {
+		p := payloads[cur.payloadID.Bytes]
+		if p == nil {
+			p = []byte{}
+		}
+		c.res.Claimed = append(c.res.Claimed, store.Claimed{Message: after[i], Epoch: c.held[cur.Queue].epoch, Payload: p})
+	}
+	return nil
+}

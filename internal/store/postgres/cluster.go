@@ -1,0 +1,402 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/store"
+)
+
+// The cluster (§11): nodes, their liveness and the leases of queues.
+//
+// A node's incarnation is a row of nodes, alive while it has neither left
+// (stopped_at) nor been recovered (recovered_at) and its expires_at — the
+// database's time of its last heartbeat plus its TTL — lies ahead. Every
+// engine write first checks that its incarnation is alive (fence), so a
+// node declared dead changes nothing, and learns it from the error.
+//
+// Each queue has one lease row, created with the queue, free. A node holds
+// a lease while the row names its incarnation, its expires_at is
+// 'infinity' and the incarnation is alive; a node that takes a lease —
+// free ('-infinity'), or whose holder is dead — increments its epoch, and
+// every outcome compares the epoch it was claimed under. Claims and
+// outcomes hold their leases' rows FOR SHARE until they commit; a node that
+// gives a queue up locks the row first and gives up only queues in which it
+// has nothing DLNG. So a handover never lets two nodes deliver one message:
+// what the old holder claimed it records itself, under the epoch that is
+// still the queue's, and the new holder claims only what is TBDL.
+//
+// Balancing: a heartbeat computes the fair share, ceil(queues / live
+// nodes). Below it, the node takes free queues and those of dead nodes;
+// above it, it frees queues (in which it has nothing in flight) for others
+// to take at once. A claim, too, takes free queues while its node is below
+// its share, so that a new queue (or one given up) waits for no heartbeat;
+// the commit that frees a queue notifies the nodes, whose next claim takes it.
+
+// defaultTTL is the TTL of a node that joins without one (cluster.lease_ttl).
+const defaultTTL = 10 * time.Second
+
+// alive is the condition on a row of nodes (n) that the incarnation is alive.
+const alive = `n.stopped_at IS NULL AND n.recovered_at IS NULL AND n.expires_at > now()`
+
+// microseconds turns a duration into the parameter of $n * interval '1 microsecond'.
+func microseconds(d time.Duration) int64 { return d.Microseconds() }
+
+// fenceSQL returns whether incarnation $1 is alive.
+const fenceSQL = `SELECT EXISTS (SELECT 1 FROM nodes n WHERE n.incarnation = $1 AND ` + alive + `)`
+
+// queueFence queues the check that node n is alive on b; the returned
+// function reports the result once b ran.
+func queueFence(b *pgx.Batch, n store.Node) func() error {
+	var ok bool
+	b.Queue(fenceSQL, int64(n.Incarnation)).QueryRow(func(row pgx.Row) error { return row.Scan(&ok) })
+	return func() error {
+		if !ok {
+			return fenced(n)
+		}
+		return nil
+	}
+}
+
+func fenced(n store.Node) error {
+	return fmt.Errorf("node %s incarnation %d is no longer alive (it left, or was declared dead): %w", n.ID, n.Incarnation, store.ErrFenced)
+}
+
+// fence refuses the writes of a node that is no longer alive.
+func (t *txn) fence(n store.Node) error {
+	b := &pgx.Batch{}
+	check := queueFence(b, n)
+	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
+		return fmt.Errorf("node %s: %w", n.ID, err)
+	}
+	return check()
+}
+
+// Now returns the database's clock.
+func (s *Store) Now(ctx context.Context) (time.Time, error) {
+	var now time.Time
+	if err := s.pool.QueryRow(ctx, `SELECT now()`).Scan(&now); err != nil {
+		return time.Time{}, s.dbError(err)
+	}
+	return now.UTC(), nil
+}
+
+// engine runs fn in a write transaction, as Update does (retried after a
+// deadlock, counted in Commits).
+func (s *Store) engine(ctx context.Context, fn func(t *txn) error) error {
+	return s.Update(ctx, func(w store.Writer) error { return fn(w.(*txn)) })
+}
+
+// Join inserts a new incarnation of node p.ID, declares its earlier
+// incarnations dead (a restarted node's predecessor is), frees their
+// leases, takes the node's share of the queues and lists the incarnations
+// that died unrecovered.
+func (s *Store) Join(ctx context.Context, p store.JoinParams) (*store.Joined, error) {
+	ttl := p.TTL
+	if ttl <= 0 {
+		ttl = defaultTTL
+	}
+	var out *store.Joined
+	var gained bool
+	err := s.engine(ctx, func(t *txn) error {
+		n := store.Node{ID: p.ID}
+		err := t.tx.QueryRow(t.ctx, `INSERT INTO nodes (id, address, expires_at)
+			VALUES ($1, $2, now() + $3 * interval '1 microsecond') RETURNING incarnation`,
+			clean(p.ID), clean(p.Address), microseconds(ttl)).Scan(&n.Incarnation)
+		if err != nil {
+			return fmt.Errorf("join node %s: %w", p.ID, err)
+		}
+		b := &pgx.Batch{}
+		b.Queue(`UPDATE nodes n SET expires_at = least(expires_at, now())
+			WHERE id = $1 AND incarnation < $2 AND `+alive, clean(p.ID), int64(n.Incarnation))
+		var freed int64
+		b.Queue(`WITH f AS (UPDATE leases SET expires_at = '-infinity'
+				WHERE incarnation IN (SELECT incarnation FROM nodes WHERE id = $1 AND incarnation < $2)
+				AND expires_at > '-infinity' RETURNING 1)
+			SELECT count(*) FROM f`, clean(p.ID), int64(n.Incarnation)).QueryRow(func(row pgx.Row) error { return row.Scan(&freed) })
+		if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
+			return fmt.Errorf("join node %s: %w", p.ID, err)
+		}
+		t.wake = t.wake || freed > 0
+		took, err := t.balance(n)
+		if err != nil {
+			return err
+		}
+		gained = took > 0
+		dead, err := t.dead()
+		if err != nil {
+			return err
+		}
+		out = &store.Joined{Node: n, Dead: dead}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if gained {
+		s.signal()
+	}
+	return out, nil
+}
+
+// dead lists the incarnations that died — their heartbeat expired, or a
+// restart superseded them — and were not recovered.
+func (t *txn) dead() ([]store.Node, error) {
+	rows, err := t.tx.Query(t.ctx, `SELECT id, incarnation FROM nodes n
+		WHERE n.stopped_at IS NULL AND n.recovered_at IS NULL AND n.expires_at <= now() ORDER BY incarnation`)
+	if err != nil {
+		return nil, fmt.Errorf("dead nodes: %w", err)
+	}
+	var dead []store.Node
+	var n store.Node
+	_, err = pgx.ForEachRow(rows, []any{&n.ID, &n.Incarnation}, func() error {
+		dead = append(dead, n)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dead nodes: %w", err)
+	}
+	return dead, nil
+}
+
+// shareSQL computes, for incarnation $1, the fair share of queues and how
+// many it holds.
+const shareSQL = `SELECT ceil((SELECT count(*) FROM leases)::numeric /
+		greatest(1, (SELECT count(*) FROM nodes n WHERE ` + alive + `)))::bigint,
+	(SELECT count(*) FROM leases WHERE incarnation = $1 AND expires_at > now())`
+
+// balance brings the leases node n holds to its fair share: it takes free
+// queues and those of dead nodes while below it, and frees, above it, the
+// queues in which it has nothing DLNG. It returns how many it took.
+func (t *txn) balance(n store.Node) (int, error) {
+	inc := int64(n.Incarnation)
+	var share, held int64
+	if err := t.tx.QueryRow(t.ctx, shareSQL, inc).Scan(&share, &held); err != nil {
+		return 0, fmt.Errorf("balance queues: %w", err)
+	}
+	switch {
+	case held < share:
+		// Taking over a lease increments its epoch: the outcomes of
+		// the former holder no longer apply.
+		tag, err := t.tx.Exec(t.ctx, `UPDATE leases l SET node = $2, incarnation = $1, epoch = l.epoch + 1, expires_at = 'infinity'
+			WHERE l.queue IN (SELECT f.queue FROM leases f
+				WHERE NOT (f.incarnation = $1 AND f.expires_at > now()) AND (f.expires_at <= now() OR
+					NOT EXISTS (SELECT 1 FROM nodes n WHERE n.incarnation = f.incarnation AND `+alive+`))
+				ORDER BY f.queue LIMIT $3 FOR UPDATE SKIP LOCKED)`, inc, clean(n.ID), share-held)
+		if err != nil {
+			return 0, fmt.Errorf("take queues: %w", err)
+		}
+		return int(tag.RowsAffected()), nil
+	case held > share:
+		// First the locks, which wait for no claim (SKIP LOCKED): a
+		// claim under way keeps its lease. Then, in a statement that
+		// sees what the claims before committed, the queues with nothing
+		// of this node DLNG are freed.
+		rows, err := t.tx.Query(t.ctx, `SELECT queue FROM leases WHERE incarnation = $1 AND expires_at > now()
+			ORDER BY queue FOR UPDATE SKIP LOCKED`, inc)
+		if err != nil {
+			return 0, fmt.Errorf("give up queues: %w", err)
+		}
+		locked, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return 0, fmt.Errorf("give up queues: %w", err)
+		}
+		tag, err := t.tx.Exec(t.ctx, `UPDATE leases SET expires_at = '-infinity' WHERE queue IN (
+				SELECT l.queue FROM leases l WHERE l.queue = ANY($2) AND NOT EXISTS (
+					SELECT 1 FROM messages m WHERE m.status = 'DLNG' AND m.incarnation = $1 AND m.queue = l.queue)
+				ORDER BY l.queue DESC LIMIT $3)`, inc, locked, held-share)
+		if err != nil {
+			return 0, fmt.Errorf("give up queues: %w", err)
+		}
+		t.wake = t.wake || tag.RowsAffected() > 0
+	}
+	return 0, nil
+}
+
+// Heartbeat renews the node's liveness (and with it its leases), balances
+// the queues and lists the dead incarnations.
+func (s *Store) Heartbeat(ctx context.Context, p store.HeartbeatParams) (*store.HeartbeatResult, error) {
+	ttl := p.TTL
+	if ttl <= 0 {
+		ttl = defaultTTL
+	}
+	var out *store.HeartbeatResult
+	var gained bool
+	err := s.engine(ctx, func(t *txn) error {
+		tag, err := t.tx.Exec(t.ctx, `UPDATE nodes n SET heartbeat_at = now(), expires_at = now() + $2 * interval '1 microsecond',
+			in_flight = $3 WHERE incarnation = $1 AND `+alive, int64(p.Node.Incarnation), microseconds(ttl), p.InFlight)
+		if err != nil {
+			return fmt.Errorf("heartbeat of node %s: %w", p.Node.ID, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fenced(p.Node)
+		}
+		took, err := t.balance(p.Node)
+		if err != nil {
+			return err
+		}
+		gained = took > 0
+		out = &store.HeartbeatResult{}
+		if out.Dead, err = t.dead(); err != nil {
+			return err
+		}
+		return t.tx.QueryRow(t.ctx, `SELECT count(*) FROM leases WHERE incarnation = $1 AND expires_at > now()`,
+			int64(p.Node.Incarnation)).Scan(&out.Queues)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if gained {
+		s.signal() // a lease gained: its queue may have messages ready
+	}
+	return out, nil
+}
+
+// Leave ends an incarnation that stopped cleanly and frees its leases.
+func (s *Store) Leave(ctx context.Context, n store.Node) error {
+	return s.engine(ctx, func(t *txn) error {
+		tag, err := t.tx.Exec(t.ctx, `UPDATE nodes n SET stopped_at = now() WHERE incarnation = $1 AND `+alive, int64(n.Incarnation))
+		if err != nil {
+			return fmt.Errorf("node %s leaves: %w", n.ID, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fenced(n)
+		}
+		if _, err := t.tx.Exec(t.ctx, `UPDATE leases SET expires_at = '-infinity' WHERE incarnation = $1 AND expires_at > now()`,
+			int64(n.Incarnation)); err != nil {
+			return fmt.Errorf("node %s leaves: %w", n.ID, err)
+		}
+		t.wake = true
+		return nil
+	})
+}
+
+// Recover runs crash recovery (§4) for one dead incarnation, once: the
+// conditional update of its row lets one of two racing nodes recover it,
+// the other waits for its commit and finds it recovered.
+func (s *Store) Recover(ctx context.Context, p store.RecoverParams) (*store.RecoverResult, error) {
+	var out *store.RecoverResult
+	err := s.engine(ctx, func(t *txn) error {
+		out = &store.RecoverResult{}
+		if err := t.fence(p.Node); err != nil {
+			return err
+		}
+		dead := int64(p.Dead.Incarnation)
+		tag, err := t.tx.Exec(t.ctx, `UPDATE nodes SET recovered_at = now(), recovered_by = $2
+			WHERE incarnation = $1 AND stopped_at IS NULL AND recovered_at IS NULL AND expires_at <= now()`,
+			dead, int64(p.Node.Incarnation))
+		if err != nil {
+			return fmt.Errorf("recover node %s: %w", p.Dead.ID, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return nil // alive, left cleanly, or recovered already
+		}
+		b := &pgx.Batch{}
+		b.Queue(`UPDATE leases SET expires_at = '-infinity' WHERE incarnation = $1 AND expires_at > now()`, dead)
+		var queues []string
+		b.Queue(`SELECT DISTINCT queue FROM messages WHERE status = 'DLNG' AND incarnation = $1 ORDER BY queue`, dead).
+			Query(func(rows pgx.Rows) error {
+				var err error
+				queues, err = pgx.CollectRows(rows, pgx.RowTo[string])
+				return err
+			})
+		if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
+			return fmt.Errorf("recover node %s: %w", p.Dead.ID, err)
+		}
+		t.wake = true
+		if len(queues) == 0 {
+			return nil
+		}
+		// The queues first, in name order; then their messages, read
+		// under the locks.
+		if err := t.lockQueues(queues); err != nil {
+			return err
+		}
+		dlng, err := t.messages(`SELECT `+messageColumns+` FROM messages WHERE status = 'DLNG' AND incarnation = $1
+			ORDER BY queue, seq`, dead)
+		if err != nil {
+			return fmt.Errorf("recover node %s: %w", p.Dead.ID, err)
+		}
+		at, err := t.now()
+		if err != nil {
+			return err
+		}
+		for _, m := range dlng {
+			if err := t.recoverOne(p, m, len(dlng), at, out); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// recoverOne applies the crash verdict to one message the dead incarnation
+// left DLNG, with the rules of §4 and §10 (divert, HOLD).
+func (t *txn) recoverOne(p store.RecoverParams, m *domain.Message, inFlight int, at time.Time, out *store.RecoverResult) error {
+	v := store.CrashVerdictOf(m, inFlight, p)
+	after, err := t.Transition(store.TransitionParams{ID: m.ID, From: []domain.Status{domain.StatusDLNG}, To: v.To,
+		Update: v.Update, History: store.EngineEntry(at, p.Node, v.Reason)})
+	if err != nil {
+		return err
+	}
+	hold, queue := "", after.Queue
+	if v.To == domain.StatusNDLV {
+		hold = "held behind blacklisted " + after.ID
+		if after, err = t.divert(after, store.EngineEntry(at, p.Node, "")); err != nil {
+			return err
+		}
+	}
+	if err := store.RestoreHold(t, queue, store.EngineEntry(at, p.Node, hold)); err != nil {
+		return err
+	}
+	if v.To == domain.StatusNDLV {
+		out.Blacklisted = append(out.Blacklisted, after)
+	} else {
+		out.Requeued = append(out.Requeued, after)
+	}
+	return nil
+}
+
+// divert moves a failed EOIO message, and its lane after it, to its error
+// queue when §10 says so, and returns the message as stored after.
+func (t *txn) divert(m *domain.Message, h domain.HistoryEntry) (*domain.Message, error) {
+	errorQueue, err := store.Divert(t, m, h)
+	if err != nil || errorQueue == "" {
+		return m, err
+	}
+	return t.Message(m.ID)
+}
+
+// lockQueues locks the rows of queues this transaction has not locked
+// yet, in name order, in one statement, and keeps their records.
+func (t *txn) lockQueues(names []string) error {
+	var todo []string
+	for _, name := range names {
+		if _, ok := t.queues[name]; !ok {
+			todo = append(todo, name)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	rows, err := t.tx.Query(t.ctx, queueSelect+` WHERE q.name = ANY($1) ORDER BY q.name FOR NO KEY UPDATE OF q`, todo)
+	if err != nil {
+		return fmt.Errorf("lock queues: %w", err)
+	}
+	recs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*store.QueueRecord, error) { return scanQueue(row) })
+	if err != nil {
+		return fmt.Errorf("lock queues: %w", err)
+	}
+	for _, q := range recs {
+		t.queues[q.Name] = q
+	}
+	return nil
+}

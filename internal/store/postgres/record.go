@@ -1,0 +1,214 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/store"
+)
+
+// Record applies a batch of outcomes and, in the same transaction, claims.
+// The outcomes take two round trips whatever their number: one locks their
+// queues and leases and reads the messages, one writes them.
+func (s *Store) Record(ctx context.Context, p store.RecordParams) (*store.RecordResult, error) {
+	var out *store.RecordResult
+	var next turns
+	err := s.engine(ctx, func(t *txn) error {
+		var err error
+		out, next, err = t.record(p, s.turns())
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if p.Claim != nil {
+		s.setTurns(next)
+	}
+	return out, nil
+}
+
+// held is a queue's lease as a transaction read it.
+type held struct {
+	incarnation, epoch uint64
+}
+
+func (t *txn) record(p store.RecordParams, start turns) (*store.RecordResult, turns, error) {
+	out := &store.RecordResult{Applied: make([]*domain.Message, len(p.Outcomes))}
+	var ids []pgtype.UUID
+	for _, o := range p.Outcomes {
+		if id, ok := parseID(o.ID); ok {
+			ids = append(ids, id)
+		}
+	}
+	b := &pgx.Batch{}
+	check := queueFence(b, p.Node)
+	var locked []*store.QueueRecord
+	var msgs []*storedMessage
+	leases := map[string]held{}
+	if len(ids) > 0 {
+		// The queues first, in name order, then their leases; the
+		// messages are read after both, so what they say holds until
+		// commit.
+		b.Queue(queueSelect+` WHERE q.name IN (SELECT queue FROM messages WHERE id = ANY($1))
+			ORDER BY q.name FOR NO KEY UPDATE OF q`, ids).Query(func(rows pgx.Rows) error {
+			var err error
+			locked, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*store.QueueRecord, error) { return scanQueue(row) })
+			return err
+		})
+		b.Queue(`SELECT queue, incarnation, epoch FROM leases WHERE queue IN (SELECT queue FROM messages WHERE id = ANY($1))
+			ORDER BY queue FOR SHARE`, ids).Query(func(rows pgx.Rows) error {
+			var q string
+			var l held
+			_, err := pgx.ForEachRow(rows, []any{&q, &l.incarnation, &l.epoch}, func() error {
+				leases[q] = l
+				return nil
+			})
+			return err
+		})
+		b.Queue(`SELECT `+messageColumns+` FROM messages WHERE id = ANY($1)`, ids).Query(func(rows pgx.Rows) error {
+			var err error
+			msgs, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*storedMessage, error) { return scanMessage(row) })
+			return err
+		})
+	}
+	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
+		return nil, nil, fmt.Errorf("record outcomes: %w", err)
+	}
+	if err := check(); err != nil {
+		return nil, nil, err
+	}
+	for _, q := range locked {
+		if _, ok := t.queues[q.Name]; !ok {
+			t.queues[q.Name] = q
+		}
+	}
+	byID := map[[16]byte]*storedMessage{}
+	for _, m := range msgs {
+		id, _ := parseID(m.ID)
+		byID[id.Bytes] = m
+	}
+	at, err := t.now()
+	if err != nil {
+		return nil, nil, err
+	}
+	w := &pgx.Batch{}
+	for i, o := range p.Outcomes {
+		var cur *storedMessage
+		if id, ok := parseID(o.ID); ok {
+			cur = byID[id.Bytes]
+		}
+		after, err := t.outcome(w, p.Node, o, cur, leases, at)
+		if err != nil {
+			if !isConflict(err) {
+				return nil, nil, err
+			}
+			if out.Conflicts == nil {
+				out.Conflicts = map[string]error{}
+			}
+			out.Conflicts[o.ID] = err
+			continue
+		}
+		// A message named twice finds its first outcome.
+		id, _ := parseID(o.ID)
+		byID[id.Bytes] = &storedMessage{Message: after, payloadID: cur.payloadID}
+		out.Applied[i] = after
+	}
+	if w.Len() > 0 {
+		if err := t.tx.SendBatch(t.ctx, w).Close(); err != nil {
+			return nil, nil, fmt.Errorf("record outcomes: %w", err)
+		}
+	}
+	touched := map[string]bool{}
+	for i, after := range out.Applied {
+		if after == nil || after.QoS != domain.EOIO {
+			continue
+		}
+		touched[after.Queue] = true
+		if out.Applied[i], err = t.divert(after, store.EngineEntry(at, p.Node, "")); err != nil {
+			return nil, nil, err
+		}
+	}
+	// The HOLD rule once per queue, after all of the batch's outcomes and
+	// the moves to error queues they caused.
+	for _, q := range slices.Sorted(maps.Keys(touched)) {
+		if err := store.RestoreHold(t, q, store.EngineEntry(at, p.Node, "")); err != nil {
+			return nil, nil, err
+		}
+	}
+	if p.Claim == nil {
+		return out, start, nil
+	}
+	claim, next, err := t.claim(*p.Claim, start, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	out.Claim = claim
+	return out, next, nil
+}
+
+// outcome checks one outcome — a compare-and-set on DLNG, the claiming
+// incarnation and the lease epoch — and queues its writes on b.
+func (t *txn) outcome(b *pgx.Batch, node store.Node, o store.Outcome, cur *storedMessage, leases map[string]held,
+	at time.Time) (*domain.Message, error) {
+	if cur == nil {
+		return nil, domain.Conflictf("message %s: it no longer exists", o.ID)
+	}
+	l := leases[cur.Queue]
+	switch {
+	case cur.Status != domain.StatusDLNG:
+		return nil, domain.Conflictf("message %s: status is %s, expected DLNG", o.ID, cur.Status)
+	case cur.Node != node.ID || cur.Incarnation != node.Incarnation:
+		return nil, domain.Conflictf("message %s: it is DLNG for node %s incarnation %d, not %s incarnation %d",
+			o.ID, cur.Node, cur.Incarnation, node.ID, node.Incarnation)
+	case l.incarnation != node.Incarnation || l.epoch != o.Epoch:
+		return nil, fmt.Errorf("message %s: lease epoch %d, the queue's is %d (incarnation %d): %w", o.ID, o.Epoch, l.epoch,
+			l.incarnation, store.ErrFenced)
+	}
+	h := store.EngineEntry(at, node, o.Reason)
+	settled := func(m *domain.Message) { m.Node, m.Incarnation = "", 0 }
+	switch o.Kind {
+	case store.OutcomeDelivered:
+		if h.Reason == "" {
+			h.Reason = "delivered"
+		}
+		return t.change(b, cur, domain.StatusDLVD, func(m *domain.Message) {
+			settled(m)
+			m.Error, m.ErrorClass = "", ""
+		}, h)
+	case store.OutcomeRetry, store.OutcomeFailed:
+		to, next := domain.StatusNDLV, (*time.Time)(nil)
+		if o.Kind == store.OutcomeRetry {
+			due := at.Add(o.RetryIn)
+			to, next = domain.StatusWAIT, &due
+		}
+		if h.Reason == "" {
+			h.Reason = string(o.Class) + " error: " + o.Error
+		}
+		return t.change(b, cur, to, func(m *domain.Message) {
+			settled(m)
+			m.Error, m.ErrorClass, m.NextAttemptAt = o.Error, o.Class, next
+		}, h)
+	case store.OutcomeHandBack:
+		if h.Reason == "" {
+			h.Reason = "handed back at shutdown"
+		}
+		return t.change(b, cur, domain.StatusTBDL, func(m *domain.Message) {
+			settled(m)
+			m.Attempts = max(0, m.Attempts-1)
+		}, h)
+	}
+	return nil, fmt.Errorf("message %s: outcome kind %d is unknown", o.ID, o.Kind)
+}
+
+// isConflict reports a refusal that concerns one outcome only.
+func isConflict(err error) bool {
+	return errors.Is(err, domain.ErrConflict) || errors.Is(err, store.ErrFenced)
+}
