@@ -63,19 +63,27 @@ type Result struct {
 	LatencyP50        float64 `json:"latency_p50_ms"`
 	LatencyP99        float64 `json:"latency_p99_ms"`
 	CommitsPerMessage float64 `json:"commits_per_message"`
-	CPUPerMessage     float64 `json:"cpu_us_per_message"`
-	StoreBytes        float64 `json:"store_bytes_per_message"`
-	QoS               string  `json:"qos"`
-	Queues            int     `json:"queues"`
-	Payload           int     `json:"payload"`
-	Receiver          string  `json:"receiver"`
-	Workers           int     `json:"workers"`
-	EOWindow          int     `json:"eo_window"`
+	// RoundTripsPerMessage counts the network round trips to a store on a
+	// server (PostgreSQL); an embedded store has none.
+	RoundTripsPerMessage *float64 `json:"round_trips_per_message,omitempty"`
+	CPUPerMessage        float64  `json:"cpu_us_per_message"`
+	StoreBytes           float64  `json:"store_bytes_per_message"`
+	QoS                  string   `json:"qos"`
+	Queues               int      `json:"queues"`
+	Payload              int      `json:"payload"`
+	Receiver             string   `json:"receiver"`
+	Workers              int      `json:"workers"`
+	EOWindow             int      `json:"eo_window"`
 }
 
 // Sizer is a store that can tell how many bytes it uses.
 type Sizer interface {
 	Size(ctx context.Context) (int64, error)
+}
+
+// RoundTripper is a store on a server that counts its network round trips.
+type RoundTripper interface {
+	RoundTrips() uint64
 }
 
 // Run sends opts.Messages messages through a running engine and measures
@@ -146,6 +154,7 @@ func measure(ctx context.Context, opts Options, r *recorder) (*Result, error) {
 		return nil, err
 	}
 	commits0, cpu0 := opts.Store.Commits(), cpuTime()
+	trips := roundTrips(opts.Store)
 	payload := make([]byte, opts.Payload)
 	for i := range payload {
 		payload[i] = 'a' + byte(i%26)
@@ -181,6 +190,11 @@ func measure(ctx context.Context, opts Options, r *recorder) (*Result, error) {
 	elapsed := r.last.Sub(start)
 	cpu := cpuTime() - cpu0
 	commits := opts.Store.Commits() - commits0
+	var tripsPerMessage *float64
+	if trips != nil {
+		v := float64(*roundTrips(opts.Store)-*trips) / float64(opts.Messages)
+		tripsPerMessage = &v
+	}
 	size1, err := storeSize(ctx, opts.Store)
 	if err != nil {
 		return nil, err
@@ -188,19 +202,20 @@ func measure(ctx context.Context, opts Options, r *recorder) (*Result, error) {
 	n := float64(opts.Messages)
 	p50, p99 := r.percentiles()
 	return &Result{
-		Messages:          opts.Messages,
-		Seconds:           elapsed.Seconds(),
-		Throughput:        n / elapsed.Seconds(),
-		SendRate:          n / sendTime.Seconds(),
-		LatencyP50:        p50,
-		LatencyP99:        p99,
-		CommitsPerMessage: float64(commits) / n,
-		CPUPerMessage:     float64(cpu.Microseconds()) / n,
-		StoreBytes:        float64(size1-size0) / n,
-		QoS:               string(opts.QoS),
-		Queues:            opts.Queues,
-		Payload:           opts.Payload,
-		Receiver:          opts.ReceiverType,
+		Messages:             opts.Messages,
+		Seconds:              elapsed.Seconds(),
+		Throughput:           n / elapsed.Seconds(),
+		SendRate:             n / sendTime.Seconds(),
+		LatencyP50:           p50,
+		LatencyP99:           p99,
+		CommitsPerMessage:    float64(commits) / n,
+		RoundTripsPerMessage: tripsPerMessage,
+		CPUPerMessage:        float64(cpu.Microseconds()) / n,
+		StoreBytes:           float64(size1-size0) / n,
+		QoS:                  string(opts.QoS),
+		Queues:               opts.Queues,
+		Payload:              opts.Payload,
+		Receiver:             opts.ReceiverType,
 	}, nil
 }
 
@@ -241,6 +256,16 @@ func benchReceiver(kind string) (config.Receiver, func(), error) {
 		return rc, func() { _ = srv.Close() }, nil
 	}
 	return config.Receiver{}, nil, domain.Invalidf("--receiver %q must be discard or http", kind)
+}
+
+// roundTrips reads a RoundTripper's count; nil for other stores.
+func roundTrips(st store.Store) *uint64 {
+	rt, ok := st.(RoundTripper)
+	if !ok {
+		return nil
+	}
+	n := rt.RoundTrips()
+	return &n
 }
 
 func storeSize(ctx context.Context, st store.Store) (int64, error) {

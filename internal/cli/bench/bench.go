@@ -18,8 +18,10 @@ import (
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
 	"github.com/queuectl/queuectl/internal/config"
 	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/engine"
 	"github.com/queuectl/queuectl/internal/output"
 	"github.com/queuectl/queuectl/internal/store/bolt"
+	"github.com/queuectl/queuectl/internal/store/postgres"
 )
 
 // Options are the parsed flags of `queuectl bench`.
@@ -107,24 +109,11 @@ func Run(ctx context.Context, opts *Options) error {
 	if int64(payload) > int64(c.Engine.MaxPayload) {
 		return cmdutil.FlagError("--payload %s is above engine.max_payload (%s)", payload, c.Engine.MaxPayload)
 	}
-	path := ""
-	if opts.Store != "" {
-		if path, err = cmdutil.StorePath(c); err != nil {
-			return err
-		}
-	} else {
-		dir, err := os.MkdirTemp("", "queuectl-bench-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		path = filepath.Join(dir, "bench.db")
-	}
-	st, err := bolt.Open(path, bolt.Options{})
+	st, closeStore, err := openBenchStore(ctx, c, opts.Store != "")
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer closeStore()
 
 	if opts.CPUProfile != "" {
 		f, err := os.Create(opts.CPUProfile)
@@ -154,11 +143,55 @@ func Run(ctx context.Context, opts *Options) error {
 			{"Throughput", fmt.Sprintf("%s msgs/s end to end (%.2fs)", thousands(res.Throughput), res.Seconds)},
 			{"Send rate", thousands(res.SendRate) + " msgs/s"},
 			{"Latency", fmt.Sprintf("p50 %.1f ms, p99 %.1f ms", res.LatencyP50, res.LatencyP99)},
-			{"Commits", fmt.Sprintf("%.3f per message", res.CommitsPerMessage)},
+			{"Commits", commitsLine(res)},
 			{"CPU", fmt.Sprintf("%.0f µs per message", res.CPUPerMessage)},
 			{"Store", fmt.Sprintf("%s bytes per message", thousands(res.StoreBytes))},
 		})
 	}, func() []string { return nil })
+}
+
+// commitsLine says how often the run committed and, on PostgreSQL, how many
+// network round trips it took.
+func commitsLine(res *benchrun.Result) string {
+	line := fmt.Sprintf("%.3f per message", res.CommitsPerMessage)
+	if res.RoundTripsPerMessage != nil {
+		line += fmt.Sprintf(", %.3f round trips per message", *res.RoundTripsPerMessage)
+	}
+	return line
+}
+
+// openBenchStore opens the store a run sends to: the one the configuration
+// names (--store: a bbolt file or a PostgreSQL database), or a fresh
+// temporary file removed when the run ends.
+func openBenchStore(ctx context.Context, c *config.Config, given bool) (engine.Store, func(), error) {
+	if given {
+		loc, err := cmdutil.ResolveStore(c)
+		if err != nil {
+			return nil, nil, err
+		}
+		if loc.Postgres != "" {
+			st, err := postgres.Open(ctx, loc.Postgres, postgres.Options{Migrate: true, MaxConns: int32(c.Engine.Workers) + 8})
+			if err != nil {
+				return nil, nil, err
+			}
+			return st, func() { st.Close() }, nil
+		}
+		st, err := bolt.Open(loc.Path, bolt.Options{})
+		if err != nil {
+			return nil, nil, err
+		}
+		return st, func() { st.Close() }, nil
+	}
+	dir, err := os.MkdirTemp("", "queuectl-bench-")
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := bolt.Open(filepath.Join(dir, "bench.db"), bolt.Options{})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	return st, func() { st.Close(); os.RemoveAll(dir) }, nil
 }
 
 // thousands formats a rate with thousands separators.

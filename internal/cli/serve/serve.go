@@ -18,14 +18,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/queuectl/queuectl/internal/admin/embedded"
 	"github.com/queuectl/queuectl/internal/admin/local"
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/engine"
 	"github.com/queuectl/queuectl/internal/httpapi"
 	"github.com/queuectl/queuectl/internal/metrics"
-	"github.com/queuectl/queuectl/internal/store/bolt"
 )
 
 // Options are the parsed flags of `queuectl serve`.
@@ -35,6 +33,7 @@ type Options struct {
 	TLSCert   string
 	TLSKey    string
 	Insecure  bool
+	NodeID    string
 }
 
 // NewCmd builds `queuectl serve`.
@@ -53,12 +52,21 @@ command run on the same store uses it while serve holds the store) and, with
 --listen, on TCP. A non-loopback --listen needs TLS (--tls-cert/--tls-key) and
 tokens (server.tokens in the config), unless --insecure is given.
 
+On a PostgreSQL store (--store postgres://…) several serve processes form a
+cluster (§11): each node heartbeats into the database, owns the queues whose
+lease it holds, and takes over the queues of a node that died once its lease
+expires (cluster.lease_ttl), running crash recovery on the messages that node
+had in flight. A node on PostgreSQL has no socket: it needs --listen.
+--node-id names the node (default engine.node_id, else hostname-pid); a
+restarted node with the same id is a new incarnation.
+
 SIGINT or SIGTERM stops it cleanly: requests in flight finish, deliveries in
 flight get engine.shutdown_timeout to finish, the rest are handed back to
 TBDL; a clean stop never counts as a crash.`,
 		Example: `  queuectl serve
   queuectl serve --listen 127.0.0.1:7870
-  queuectl serve --listen 0.0.0.0:7870 --tls-cert server.crt --tls-key server.key --log-format json`,
+  queuectl serve --listen 0.0.0.0:7870 --tls-cert server.crt --tls-key server.key --log-format json
+  queuectl serve --store postgres://queuectl@db1/queuectl --node-id n1 --listen 127.0.0.1:7871`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return run(cmd.Context(), f, opts)
@@ -70,6 +78,7 @@ TBDL; a clean stop never counts as a crash.`,
 	fl.StringVar(&opts.TLSCert, "tls-cert", "", "TLS certificate file for --listen (default server.tls_cert)")
 	fl.StringVar(&opts.TLSKey, "tls-key", "", "TLS key file for --listen (default server.tls_key)")
 	fl.BoolVar(&opts.Insecure, "insecure", false, "allow a non-loopback --listen without TLS or tokens")
+	fl.StringVar(&opts.NodeID, "node-id", "", "the name this node runs under (default engine.node_id, else hostname-pid)")
 	return cmd
 }
 
@@ -97,20 +106,15 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	loc, err := cmdutil.ResolveStore(c)
+	if err := checkNodeID(opts.NodeID); err != nil {
+		return err
+	}
+	where, err := openStore(ctx, f, c, listen)
 	if err != nil {
 		return err
 	}
-	if loc.Postgres != "" {
-		return runPostgres(ctx, f, loc.Postgres, h, listen, tlsConf)
-	}
-	path := loc.Path
-	// A short command may hold the store for a moment: wait for it.
-	st, err := bolt.Open(path, bolt.Options{Timeout: embedded.DefaultWait})
-	if err != nil {
-		return embedded.StoreError(err)
-	}
-	defer st.Close()
+	defer where.close()
+	st, path := where.st, where.name
 	log := slog.New(h).With("store", path)
 	// The node is ready once crash recovery is done and the engine
 	// delivers, until a signal asks it to stop; /readyz and
@@ -119,7 +123,7 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 	stop := context.AfterFunc(ctx, state.stopping)
 	defer stop()
 	var col *metrics.Collector // set before the engine runs, so before any event
-	eng, err := engine.Configured(st, c, engine.Options{Logger: log, Observe: func(ev engine.Event) {
+	eng, err := engine.Configured(st, c, engine.Options{Logger: log, Config: engine.Config{NodeID: opts.NodeID, Address: firstOf(listen, where.sock)}, Observe: func(ev engine.Event) {
 		if ev.Kind == engine.EventRecovered {
 			state.started()
 		}
@@ -146,7 +150,7 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 		Metrics: col.Handler(),
 	})
 
-	servers, apiFailed, err := startAPI(api, path+".sock", listen, tlsConf, log)
+	servers, apiFailed, err := startAPI(api, where.sock, listen, tlsConf, log)
 	if err != nil {
 		return err
 	}
@@ -168,7 +172,9 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 	state.stopping()
 	stopAPI(servers, c.Engine.ShutdownTimeout)
 	api.Close() // the counts of refusals not yet written
-	os.Remove(path + ".sock")
+	if where.sock != "" {
+		os.Remove(where.sock)
+	}
 	if err == nil && apiErr != nil {
 		err = domain.Errorf(domain.ErrUnavailable, "the API stopped serving: %v", apiErr)
 	}
