@@ -45,6 +45,8 @@ type cluster struct {
 	db      *pgx.Conn // queries of the test
 	changed chan struct{}
 	nodes   []*node
+	// waiting says what the test waits for, for its failure message.
+	waiting string
 }
 
 // node is one serve process of the cluster.
@@ -54,6 +56,9 @@ type node struct {
 	// mayExit is set once the test killed, stopped or fenced the node:
 	// until then, an exit of the node fails the test.
 	mayExit bool
+	// fenced is set when the node lost its leases while it was paused:
+	// it may stop with an error by itself, or at SIGTERM.
+	fenced bool
 }
 
 // newCluster makes a rig on a new, migrated schema, with the cluster
@@ -130,6 +135,12 @@ func (c *cluster) nodeOf(d delivery) *node {
 	return nil
 }
 
+// running reports whether every node has joined the cluster and runs its
+// engine.
+func (c *cluster) running() bool {
+	return !slices.ContainsFunc(c.nodes, func(n *node) bool { return !n.logged("engine started") })
+}
+
 // clusterHappening is what a cluster test waits for next: a receiver
 // report, a change of the store, or a node's log line or exit.
 type clusterHappening struct {
@@ -155,7 +166,7 @@ func (c *cluster) next() clusterHappening {
 		h.changed = true
 	case <-c.wake:
 	case <-timer.C:
-		c.t.Fatalf("nothing happened for %s\n%s", waitLimit, c.describe())
+		c.t.Fatalf("nothing happened for %s while the test waited for %s\n%s", waitLimit, c.waiting, c.describe())
 	}
 	for _, n := range c.nodes {
 		if !n.mayExit && n.status() != "running" {
@@ -175,8 +186,54 @@ func (c *cluster) describe() string {
 	if counts, err := c.statusCounts(); err == nil {
 		fmt.Fprintf(&b, "messages by status: %v\n", counts)
 	}
+	b.WriteString(c.leaseTable())
 	for _, n := range c.nodes {
 		fmt.Fprintf(&b, "stderr of node %s:\n%s\n", n.id, n.log)
+	}
+	return b.String()
+}
+
+// leaseTable lists the leases with what their queues hold, and the nodes
+// table, for a failing test.
+func (c *cluster) leaseTable() string {
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	var b strings.Builder
+	rows, err := c.db.Query(ctx, `SELECT l.queue, l.node, l.incarnation, l.epoch, l.expires_at > now(),
+		(SELECT string_agg(status || ':' || n, ' ' ORDER BY status) FROM
+			(SELECT status, count(*) AS n FROM messages m WHERE m.queue = l.queue GROUP BY status) s)
+		FROM leases l ORDER BY l.queue`)
+	if err != nil {
+		return fmt.Sprintf("leases: %v\n", err)
+	}
+	var q, node string
+	var inc, epoch int64
+	var live bool
+	var msgs *string
+	_, err = pgx.ForEachRow(rows, []any{&q, &node, &inc, &epoch, &live, &msgs}, func() error {
+		m := ""
+		if msgs != nil {
+			m = *msgs
+		}
+		fmt.Fprintf(&b, "lease %-20s node %s incarnation %d epoch %d live %v: %s\n", q, node, inc, epoch, live, m)
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintf(&b, "leases: %v\n", err)
+	}
+	rows, err = c.db.Query(ctx, `SELECT incarnation, id, now() - heartbeat_at, in_flight, stopped_at IS NOT NULL, recovered_at IS NOT NULL FROM nodes ORDER BY incarnation`)
+	if err != nil {
+		return b.String() + fmt.Sprintf("nodes: %v\n", err)
+	}
+	var age time.Duration
+	var inFlight int
+	var stopped, recovered bool
+	_, err = pgx.ForEachRow(rows, []any{&inc, &node, &age, &inFlight, &stopped, &recovered}, func() error {
+		fmt.Fprintf(&b, "node %s incarnation %d heartbeat %s ago, in flight %d, stopped %v, recovered %v\n", node, inc, age, inFlight, stopped, recovered)
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintf(&b, "nodes: %v\n", err)
 	}
 	return b.String()
 }
@@ -248,6 +305,10 @@ func (c *cluster) stop(nodes ...*node) {
 		}
 	}
 	for _, n := range nodes {
+		if n.fenced {
+			c.t.Logf("node %s, fenced, stopped: %s", n.id, n.status())
+			continue
+		}
 		require.Equal(c.t, 0, n.exitCode(), "node %s after SIGTERM: %s; stderr:\n%s", n.id, n.status(), n.log)
 	}
 }
@@ -366,4 +427,27 @@ func requireOneDLVD(t *testing.T, hs map[string][]domain.HistoryEntry) {
 		}
 		require.LessOrEqual(t, n, 1, "message %s was recorded DLVD %d times: %v", id, n, h)
 	}
+}
+
+// crashedOn names, for each time a message went back from DLNG to TBDL by
+// crash recovery, the node that had claimed it.
+func crashedOn(h []domain.HistoryEntry) []string {
+	var nodes []string
+	for i, e := range h {
+		if i > 0 && e.From == domain.StatusDLNG && e.To == domain.StatusTBDL && h[i-1].To == domain.StatusDLNG {
+			nodes = append(nodes, h[i-1].Node)
+		}
+	}
+	return nodes
+}
+
+// completedBy names the nodes that recorded a message DLVD.
+func completedBy(h []domain.HistoryEntry) []string {
+	var nodes []string
+	for _, e := range h {
+		if e.To == domain.StatusDLVD {
+			nodes = append(nodes, e.Node)
+		}
+	}
+	return nodes
 }
