@@ -362,7 +362,8 @@ func TestClusterScaleOutAndIn(t *testing.T) {
 			c.release(waiting[0])
 			waiting = waiting[1:]
 		}
-		require.False(t, c.settled(), "everything was delivered before the queues spread\n%s", c.describe())
+		require.False(t, c.settled(), "everything was delivered before n2 and n3 delivered 5 messages each (n2 %d, n3 %d): the queues did not spread\n%s",
+			len(n2.done), len(n3.done), c.describe())
 	}
 	for _, d := range waiting {
 		c.release(d)
