@@ -125,7 +125,8 @@ func pgRig(t *testing.T) *checkRig {
 		require.NoError(t, st.Check(context.Background()))
 		require.NoError(t, st.Close())
 	})
-	// Nodes and leases are rows: a node holds the queues of its rows.
+	// Nodes and leases are rows: a node holds the queues of its rows (a
+	// queue's lease row comes with it, free until a node takes it).
 	join := func(t *testing.T, id string) store.Node {
 		n := store.Node{ID: id}
 		require.NoError(t, pool.QueryRow(ctx, `INSERT INTO nodes (id, address) VALUES ($1, '') RETURNING incarnation`, id).
@@ -147,7 +148,10 @@ func pgRig(t *testing.T) *checkRig {
 	r.node = join(t, "node-a")
 	r.hold = func(t *testing.T) {
 		_, err := pool.Exec(ctx, `INSERT INTO leases (queue, node, incarnation, epoch, expires_at)
-			SELECT name, $1, $2, 1, now() + interval '1 hour' FROM queues ON CONFLICT (queue) DO NOTHING`,
+			SELECT name, $1, $2, 1, now() + interval '1 hour' FROM queues
+			ON CONFLICT (queue) DO UPDATE SET node = EXCLUDED.node, incarnation = EXCLUDED.incarnation,
+				epoch = leases.epoch + 1, expires_at = EXCLUDED.expires_at
+			WHERE leases.expires_at <= now()`,
 			r.node.ID, int64(r.node.Incarnation))
 		require.NoError(t, err)
 	}

@@ -52,7 +52,7 @@ func (s *Store) Check(ctx context.Context) error {
 	return s.View(ctx, func(r store.Reader) error { return s.check(ctx, r.(*txn).tx) })
 }
 
-func (s *Store) check(ctx context.Context, tx pgx.Tx) error {
+func (s *Store) check(ctx context.Context, tx querier) error {
 	var problems []string
 	for _, inv := range invariants {
 		rows, err := tx.Query(ctx, inv.sql)

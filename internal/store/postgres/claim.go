@@ -23,7 +23,7 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) (*store.ClaimRes
 	var next turns
 	err := s.engine(ctx, func(t *txn) error {
 		var err error
-		out, next, err = t.claim(p, s.turns(), true)
+		out, next, err = t.claim(p, s.turns(), true, nil)
 		return err
 	})
 	if err != nil {
@@ -95,19 +95,18 @@ const heldSQL = `SELECT l.queue, l.epoch, q.stage FROM leases l JOIN queues q ON
 
 // claim routes, then claims due WAIT messages, then TBDL messages,
 // visiting the held queues from the turn's start on. It returns where the
-// next claim's turn starts. fence checks first that the node is alive.
-func (t *txn) claim(p store.ClaimParams, start turns, fence bool) (*store.ClaimResult, turns, error) {
-	now, err := t.now()
-	if err != nil {
-		return nil, nil, err
-	}
-	c := &claimer{t: t, p: p, now: now, res: &store.ClaimResult{}, last: turns{}}
+// next claim's turn starts. fence checks first that the node is alive;
+// pre, if set, holds writes of the caller that travel with the claim's
+// first statements.
+func (t *txn) claim(p store.ClaimParams, start turns, fence bool, pre *pgx.Batch) (*store.ClaimResult, turns, error) {
+	c := &claimer{t: t, p: p, res: &store.ClaimResult{}, last: turns{}}
 	if c.p.Window <= 0 {
 		c.p.Window = 1
 	}
-	if err := c.leases(fence); err != nil {
+	if err := c.leases(fence, pre); err != nil {
 		return nil, nil, err
 	}
+	c.now = t.clock
 	if p.Router != nil && p.RouteLimit > 0 {
 		for _, name := range c.order(domain.Inbound, start[domain.Inbound]) {
 			if c.full(domain.Inbound) {
@@ -122,7 +121,7 @@ func (t *txn) claim(p store.ClaimParams, start turns, fence bool) (*store.ClaimR
 		if c.routed > 0 {
 			// What routing made ready — in new queues too — is
 			// claimed at once.
-			if err := c.leases(false); err != nil {
+			if err := c.leases(false, nil); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -141,9 +140,13 @@ func (t *txn) claim(p store.ClaimParams, start turns, fence bool) (*store.ClaimR
 }
 
 // leases takes free leases up to the node's share and reads the held ones.
-func (c *claimer) leases(fence bool) error {
+func (c *claimer) leases(fence bool, pre *pgx.Batch) error {
 	inc := int64(c.p.Node.Incarnation)
-	b := &pgx.Batch{}
+	b := pre
+	if b == nil {
+		b = &pgx.Batch{}
+	}
+	c.t.queueNow(b)
 	var check func() error
 	if fence {
 		check = queueFence(b, c.p.Node)
@@ -243,7 +246,20 @@ func (c *claimer) routeQueue(name string) error {
 	if len(ready) > left {
 		ready, c.res.More = ready[:left], true // the limit cuts the queue short
 	}
+	moved := false
 	for _, m := range ready {
+		if moved {
+			// A failed message took its lane to the error queue (§10):
+			// what follows may have gone with it.
+			if m, err = c.t.message(m.ID); errors.Is(err, domain.ErrNotFound) {
+				continue
+			} else if err != nil {
+				return err
+			}
+			if m.Queue != name || m.Status != domain.StatusTBDL {
+				continue
+			}
+		}
 		if wait, err := store.LaneWaits(c.t, m.Message); wait || err != nil {
 			c.waited = true
 			return err // the queue is serial: its later messages wait too
@@ -257,6 +273,7 @@ func (c *claimer) routeQueue(name string) error {
 		if after.Queue == name && domain.Blocks(after.QoS, after.Status, after.ErrorClass) {
 			return nil
 		}
+		moved = moved || after.Queue != name
 	}
 	return nil
 }
@@ -532,25 +549,30 @@ func (m *marker) mark() error {
 		SELECT u.id, coalesce((SELECT max(h.n) FROM history h WHERE h.message_id = u.id), 0) + 1, $2, u.f, 'DLNG',
 			$3, 'engine', u.reason
 		FROM unnest($1::uuid[], $4::text[], $5::text[]) AS u(id, f, reason)`, ids, c.now, clean(node.ID), from, reasons)
-	payloads := map[uuid.UUID][]byte{}
+	// The claim is the transaction's last change: the marks go out with
+	// its commit, and the result is complete once they ran.
 	b.Queue(`SELECT id, data FROM payloads WHERE id = ANY($1)`, payloadIDs).Query(func(rows pgx.Rows) error {
+		payloads := map[uuid.UUID][]byte{}
 		var id pgtype.UUID
 		var data []byte
 		_, err := pgx.ForEachRow(rows, []any{&id, &data}, func() error {
 			payloads[id.Bytes] = data
 			return nil
 		})
-		return err
-	})
-	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
-		return fmt.Errorf("claim: mark DLNG: %w", err)
-	}
-	for i, cur := range m.msgs {
-		p := payloads[cur.payloadID.Bytes]
-		if p == nil {
-			p = []byte{}
+		if err != nil {
+			return err
 		}
-		c.res.Claimed = append(c.res.Claimed, store.Claimed{Message: after[i], Epoch: c.held[cur.Queue].epoch, Payload: p})
+		for i, cur := range m.msgs {
+			p := payloads[cur.payloadID.Bytes]
+			if p == nil {
+				p = []byte{}
+			}
+			c.res.Claimed = append(c.res.Claimed, store.Claimed{Message: after[i], Epoch: c.held[cur.Queue].epoch, Payload: p})
+		}
+		return nil
+	})
+	if err := t.deferWrites(b); err != nil {
+		return fmt.Errorf("claim: mark DLNG: %w", err)
 	}
 	return nil
 }

@@ -85,12 +85,6 @@ func (s *Store) Now(ctx context.Context) (time.Time, error) {
 	return now.UTC(), nil
 }
 
-// engine runs fn in a write transaction, as Update does (retried after a
-// deadlock, counted in Commits).
-func (s *Store) engine(ctx context.Context, fn func(t *txn) error) error {
-	return s.Update(ctx, func(w store.Writer) error { return fn(w.(*txn)) })
-}
-
 // Join inserts a new incarnation of node p.ID, declares its earlier
 // incarnations dead (a restarted node's predecessor is), frees their
 // leases, takes the node's share of the queues and lists the incarnations

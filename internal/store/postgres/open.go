@@ -44,6 +44,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	s := &Store{wake: make(chan struct{}, 1)}
 	pool, target, err := connect(ctx, url, opts.MaxConns, func(cfg *pgxpool.Config) {
 		s.listen = cfg.ConnConfig.Copy()
+		s.listen.RuntimeParams["application_name"] += " wakeups"
 		cfg.ConnConfig.Tracer = roundTripTracer{&s.roundTrips}
 	})
 	if err != nil {

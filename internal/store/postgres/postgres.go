@@ -19,6 +19,11 @@
 // read a decision may rest on — first locks the row of the message's queue.
 // So the writers of one queue take turns, as on the embedded store, while
 // writers of different queues do not wait for each other.
+//
+// The store also implements store.EngineStore, for a cluster of engine
+// nodes sharing the database (§11): cluster.go has the nodes, leases and
+// balancing, claim.go and record.go the engine's batched claims and
+// outcomes, wake.go the wakeups by LISTEN/NOTIFY.
 package postgres
 
 import (

@@ -49,6 +49,7 @@ func (t *txn) record(p store.RecordParams, start turns) (*store.RecordResult, tu
 		}
 	}
 	b := &pgx.Batch{}
+	t.queueNow(b)
 	check := queueFence(b, p.Node)
 	var locked []*store.QueueRecord
 	var msgs []*storedMessage
@@ -121,10 +122,21 @@ func (t *txn) record(p store.RecordParams, start turns) (*store.RecordResult, tu
 		byID[id.Bytes] = &storedMessage{Message: after, payloadID: cur.payloadID}
 		out.Applied[i] = after
 	}
-	if w.Len() > 0 {
-		if err := t.tx.SendBatch(t.ctx, w).Close(); err != nil {
-			return nil, nil, fmt.Errorf("record outcomes: %w", err)
+	eoio := slices.ContainsFunc(out.Applied, func(m *domain.Message) bool { return m != nil && m.QoS == domain.EOIO })
+	if p.Claim != nil && !eoio {
+		// Nothing to read back before the claim (the HOLD rule is
+		// EOIO's): the writes travel with the claim's first statements.
+		claim, next, err := t.claim(*p.Claim, start, false, w)
+		if err != nil {
+			return nil, nil, err
 		}
+		out.Claim = claim
+		return out, next, nil
+	}
+	// The writes go out with the next statements: the reads of the HOLD
+	// rule, or the commit.
+	if err := t.deferWrites(w); err != nil {
+		return nil, nil, fmt.Errorf("record outcomes: %w", err)
 	}
 	touched := map[string]bool{}
 	for i, after := range out.Applied {
@@ -146,7 +158,7 @@ func (t *txn) record(p store.RecordParams, start turns) (*store.RecordResult, tu
 	if p.Claim == nil {
 		return out, start, nil
 	}
-	claim, next, err := t.claim(*p.Claim, start, false)
+	claim, next, err := t.claim(*p.Claim, start, false, nil)
 	if err != nil {
 		return nil, nil, err
 	}

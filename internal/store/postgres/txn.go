@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/store"
@@ -30,7 +31,7 @@ const pageSize = 256
 // rows), instead of once per message.
 type txn struct {
 	ctx      context.Context
-	tx       pgx.Tx
+	tx       querier
 	writable bool
 	// queues holds the records of the queues this transaction locked, as
 	// the transaction changed them; dirty names those whose row is behind.
@@ -59,7 +60,16 @@ var (
 	_ store.Writer = (*txn)(nil)
 )
 
-func newTxn(ctx context.Context, tx pgx.Tx, writable bool) *txn {
+// querier is what a transaction sends its statements through: a pgx.Tx,
+// or an engine transaction's pipedTx.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+func newTxn(ctx context.Context, tx querier, writable bool) *txn {
 	return &txn{ctx: ctx, tx: tx, writable: writable, queues: map[string]*store.QueueRecord{}, dirty: map[string]bool{},
 		params: map[[2]string]param{}}
 }
@@ -74,6 +84,24 @@ func (t *txn) now() (time.Time, error) {
 		t.clock = t.clock.UTC()
 	}
 	return t.clock, nil
+}
+
+// queueNow queues on b the read of the database's clock, unless the
+// transaction knows it already, so that it costs no round trip of its own.
+func (t *txn) queueNow(b *pgx.Batch) {
+	if !t.clock.IsZero() {
+		return
+	}
+	b.Queue(`SELECT now()`).QueryRow(func(row pgx.Row) error {
+		var at time.Time
+		if err := row.Scan(&at); err != nil {
+			return err
+		}
+		if t.clock.IsZero() {
+			t.clock = at.UTC()
+		}
+		return nil
+	})
 }
 
 // queueColumns are the columns of a queue record with the epoch of its

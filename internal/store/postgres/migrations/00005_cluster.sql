@@ -16,5 +16,10 @@ ALTER TABLE nodes ADD COLUMN expires_at timestamptz NOT NULL DEFAULT now() + int
 -- node may take it at once, with the epoch incremented.
 INSERT INTO leases (queue, node, incarnation, epoch, expires_at)
     SELECT name, '', 0, 0, '-infinity' FROM queues ON CONFLICT (queue) DO NOTHING;
+-- Claims and outcomes hold the rows of their queues' leases FOR SHARE until
+-- they commit, so that no lease changes hands under them; taking a lease or
+-- giving it up locks its row FOR UPDATE SKIP LOCKED, never waiting for a
+-- claim. A writer that holds queue rows takes lease rows only FOR SHARE.
+--
 -- The queues free to take.
 CREATE INDEX leases_expires ON leases (expires_at);

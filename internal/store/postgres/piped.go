@@ -1,0 +1,189 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// pipedTx is an engine transaction that spares round trips (§14): its
+// BEGIN travels with its first batch of statements, writes whose results
+// nothing in the transaction reads (Defer) travel with the next batch, and
+// its COMMIT with its last writes. A claim then costs three round trips —
+// BEGIN and the leases, the queues and heads, the marks and COMMIT — and a
+// batch of outcomes two. Statements run in the order they were sent or
+// deferred: whatever is pending goes first.
+type pipedTx struct {
+	conn *pgxpool.Conn
+	// pending holds statements not sent yet: BEGIN, then deferred writes.
+	pending *pgx.Batch
+	// sent says BEGIN has gone out: the transaction must end.
+	sent bool
+}
+
+const beginSQL = `BEGIN ISOLATION LEVEL READ COMMITTED`
+
+func newPipedTx(conn *pgxpool.Conn) *pipedTx {
+	b := &pgx.Batch{}
+	b.Queue(beginSQL)
+	return &pipedTx{conn: conn, pending: b}
+}
+
+// Defer queues b to go out with the next statements.
+func (p *pipedTx) Defer(b *pgx.Batch) {
+	p.pending = p.with(b)
+}
+
+// with returns the pending statements followed by b's, and clears them.
+func (p *pipedTx) with(b *pgx.Batch) *pgx.Batch {
+	if p.pending == nil {
+		return b
+	}
+	nb := p.pending
+	nb.QueuedQueries = append(nb.QueuedQueries, b.QueuedQueries...)
+	p.pending = nil
+	return nb
+}
+
+// flush sends what is pending, before a statement of its own.
+func (p *pipedTx) flush(ctx context.Context) error {
+	if p.pending == nil {
+		return nil
+	}
+	p.sent = true
+	return p.conn.SendBatch(ctx, p.with(&pgx.Batch{})).Close()
+}
+
+func (p *pipedTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if err := p.flush(ctx); err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	return p.conn.Exec(ctx, sql, args...)
+}
+
+func (p *pipedTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if err := p.flush(ctx); err != nil {
+		return nil, err
+	}
+	return p.conn.Query(ctx, sql, args...)
+}
+
+func (p *pipedTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	if err := p.flush(ctx); err != nil {
+		return errRow{err}
+	}
+	return p.conn.QueryRow(ctx, sql, args...)
+}
+
+func (p *pipedTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	p.sent = true
+	return p.conn.SendBatch(ctx, p.with(b))
+}
+
+// commit sends b, what is pending before it, and COMMIT, in one round trip.
+func (p *pipedTx) commit(ctx context.Context, b *pgx.Batch) error {
+	if !p.sent && len(b.QueuedQueries) == 0 {
+		return nil // nothing was sent: there is nothing to commit
+	}
+	var tag pgconn.CommandTag
+	b.Queue(`COMMIT`).Exec(func(ct pgconn.CommandTag) error {
+		tag = ct
+		return nil
+	})
+	if err := p.SendBatch(ctx, b).Close(); err != nil {
+		return err
+	}
+	if tag.String() != "COMMIT" {
+		// COMMIT of a transaction that failed rolls it back.
+		return fmt.Errorf("the transaction was rolled back (%s)", tag)
+	}
+	p.sent = false
+	return nil
+}
+
+// rollback ends a transaction that failed, if it began.
+func (p *pipedTx) rollback(ctx context.Context) {
+	if p.sent {
+		_, _ = p.conn.Exec(ctx, `ROLLBACK`)
+	}
+}
+
+// errRow is a row whose read failed before it was sent.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
+// deferWrites sends b with the transaction's next statements where the
+// transaction allows, or now.
+func (t *txn) deferWrites(b *pgx.Batch) error {
+	if p, ok := t.tx.(*pipedTx); ok {
+		p.Defer(b)
+		return nil
+	}
+	return t.tx.SendBatch(t.ctx, b).Close()
+}
+
+// engine runs fn in a write transaction on one connection, its statements
+// pipelined (pipedTx), and commits it; after a deadlock or a serialization
+// failure it runs fn again, as Update does. Commits counts it.
+func (s *Store) engine(ctx context.Context, fn func(t *txn) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return s.errClosed()
+	}
+	for attempt := 1; ; attempt++ {
+		err := s.piped(ctx, fn)
+		if err == nil {
+			s.commits.Add(1)
+			return nil
+		}
+		if !retryable(err) || attempt == maxAttempts {
+			return s.dbError(err)
+		}
+		pause := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 7)))
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+	}
+}
+
+func (s *Store) piped(ctx context.Context, fn func(t *txn) error) (err error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release() // a connection left in a transaction is closed
+	p := newPipedTx(conn)
+	defer func() {
+		if err != nil {
+			p.rollback(context.WithoutCancel(ctx))
+		}
+	}()
+	t := newTxn(ctx, p, true)
+	if err := fn(t); err != nil {
+		return err
+	}
+	b := &pgx.Batch{}
+	t.queueFlush(b)
+	clear(t.dirty)
+	if err := p.commit(ctx, b); err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) {
+			return err
+		}
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
