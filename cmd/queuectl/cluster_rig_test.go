@@ -235,6 +235,25 @@ func (c *cluster) leaseTable() string {
 	if err != nil {
 		fmt.Fprintf(&b, "nodes: %v\n", err)
 	}
+	// The sessions of the nodes that wait for a lock, or hold a
+	// transaction open, in the whole database (other tests' too).
+	rows, err = c.db.Query(ctx, `SELECT pid, application_name, state, coalesce(wait_event_type, ''), coalesce(wait_event, ''),
+		coalesce(now() - xact_start, '0'), left(regexp_replace(query, '\s+', ' ', 'g'), 160),
+		coalesce((SELECT array_agg(b)::text FROM unnest(pg_blocking_pids(pid)) b), '')
+		FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+		AND (state = 'idle in transaction' OR wait_event_type = 'Lock') ORDER BY pid`)
+	if err != nil {
+		return b.String() + fmt.Sprintf("sessions: %v\n", err)
+	}
+	var pid int
+	var app, state, waitType, wait, query, blockers string
+	_, err = pgx.ForEachRow(rows, []any{&pid, &app, &state, &waitType, &wait, &age, &query, &blockers}, func() error {
+		fmt.Fprintf(&b, "session %d %q %s %s/%s for %s, blocked by %s: %s\n", pid, app, state, waitType, wait, age, blockers, query)
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintf(&b, "sessions: %v\n", err)
+	}
 	return b.String()
 }
 
