@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/queuectl/queuectl/internal/store/postgres/pgtest"
@@ -37,4 +38,18 @@ func cmdPGStore(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	ts.Defer(func() { ts.Check(drop()) })
 	ts.Setenv(args[0], u)
+}
+
+// cmdPGExec runs SQL statements on the database of a store URL, for what
+// only a cluster's nodes write (nodes and leases rows): pgexec URL SQL.
+func cmdPGExec(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: pgexec URL SQL")
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, args[0])
+	ts.Check(err)
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, args[1])
+	ts.Check(err)
 }

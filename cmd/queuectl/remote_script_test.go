@@ -139,6 +139,20 @@ func cmdEnvSubst(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(os.Expand(in, ts.Getenv)), 0o600))
 }
 
+// cmdReplace writes IN to OUT with every OLD replaced by NEW, and fails
+// when IN holds no OLD: replace IN OLD NEW OUT. A script derives what a
+// served store answers from what the same store answered embedded.
+func cmdReplace(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 4 {
+		ts.Fatalf("usage: replace IN OLD NEW OUT")
+	}
+	in := ts.ReadFile(args[0])
+	if !strings.Contains(in, args[1]) {
+		ts.Fatalf("replace: %s holds no %q", args[0], args[1])
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[3]), []byte(strings.ReplaceAll(in, args[1], args[2])), 0o600))
+}
+
 // cmdStderrToEnv sets an environment variable to what the last command
 // wrote to stderr, without the final newline: stderr2env NAME.
 func cmdStderrToEnv(ts *testscript.TestScript, neg bool, args []string) {

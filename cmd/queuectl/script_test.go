@@ -58,8 +58,10 @@ func ScriptParams(t *testing.T) testscript.Params {
 			"freeport":   cmdFreePort,
 			"waithttp":   cmdWaitHTTP,
 			"envsubst":   cmdEnvSubst,
+			"replace":    cmdReplace,
 			"waitfile":   cmdWaitFile,
 			"pgstore":    cmdPGStore,
+			"pgexec":     cmdPGExec,
 			"checkback":  cmdCheckBack,
 		},
 	}

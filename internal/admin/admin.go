@@ -43,6 +43,7 @@ type Service interface {
 	Names(ctx context.Context, p NamesParams) ([]string, error)
 	Operator
 	EOIO
+	Cluster
 	// RecordRefusal writes the audit entry of a request that a front end
 	// refused before it reached the service.
 	RecordRefusal(ctx context.Context, r Refusal) error

@@ -24,6 +24,7 @@ import (
 	"github.com/queuectl/queuectl/internal/cli/gendocs"
 	"github.com/queuectl/queuectl/internal/cli/message"
 	"github.com/queuectl/queuectl/internal/cli/migrate"
+	"github.com/queuectl/queuectl/internal/cli/node"
 	"github.com/queuectl/queuectl/internal/cli/purge"
 	"github.com/queuectl/queuectl/internal/cli/queue"
 	"github.com/queuectl/queuectl/internal/cli/send"
@@ -149,6 +150,7 @@ New here? Run 'queuectl demo', then 'queuectl queue blocked'.`,
 		tx.NewCmd(f),
 		tune.NewCmd(f),
 		eoio.NewCmd(f),
+		node.NewCmd(f),
 		audit.NewCmd(f),
 		purge.NewCmd(f, nil),
 		configcmd.NewCmd(f),

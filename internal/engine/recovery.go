@@ -46,6 +46,7 @@ func (e *Engine) recoverDead(ctx context.Context, node store.Node, dead []store.
 func (e *Engine) heartbeatLoop(ctx context.Context, node store.Node) error {
 	t := time.NewTicker(e.cfg.Heartbeat)
 	defer t.Stop()
+	held := 0 // the queues held at the last heartbeat: log when it changes
 	for {
 		select {
 		case <-ctx.Done():
@@ -61,6 +62,13 @@ func (e *Engine) heartbeatLoop(ctx context.Context, node store.Node) error {
 			continue
 		case err != nil:
 			return nil
+		}
+		if res.Queues != held {
+			e.log.Info("queues held", "node", e.node, "queues", res.Queues, "before", held)
+			held = res.Queues
+		}
+		for _, d := range res.Dead {
+			e.log.Warn("node dead: taking over its queues", "node", e.node, "dead_node", d.ID, "incarnation", d.Incarnation)
 		}
 		if err := e.recoverDead(ctx, node, res.Dead); err != nil && ctx.Err() == nil {
 			e.log.Error("crash recovery of a dead node failed", "err", err)

@@ -140,6 +140,7 @@ func (b *authBundle) endpoints() []endpoint {
 		{method: "DELETE", path: "/v1/tuning/EO_OUTBOUND_PARALLEL?sub=WMS", roles: admins, mutating: true, want: 200,
 			route: "DELETE /v1/tuning/{param...}"},
 		{method: "GET", path: "/v1/audit", roles: readers, want: 200, route: "GET /v1/audit"},
+		{method: "GET", path: "/v1/nodes", roles: readers, want: 200, route: "GET /v1/nodes"},
 		{method: "POST", path: "/v1/audit/refusals", body: `{"action":"purge","reason":"--older-than \"-1h\" must not be negative"}`,
 			roles: everyRole, want: 204, route: "POST /v1/audit/refusals"},
 		{method: "GET", path: "/v1/names?kind=queue", roles: readers, want: 200, route: "GET /v1/names"},
@@ -249,11 +250,11 @@ func TestRoleMatrix(t *testing.T) {
 		got = append(got, deniedEntry{e.Actor, e.Action})
 	}
 	require.Equal(t, want, got)
-	// The first anonymous refusal, and the roles refused: ten reading
+	// The first anonymous refusal, and the roles refused: eleven reading
 	// routes to the producer, payloads to 2 roles, send 3, six operator
 	// actions 2 each, two tx actions 1 each, tune, untune, purge and eoio switch
 	// 3 each.
-	require.Len(t, got, 1+10+2+3+6*2+2*1+4*3)
+	require.Len(t, got, 1+11+2+3+6*2+2*1+4*3)
 	// 13 mutating endpoints × 5 anonymous callers: the others are counted,
 	// and the count is written when the server closes.
 	require.Equal(t, 13*5, anonymous)

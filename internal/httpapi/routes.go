@@ -37,6 +37,7 @@ func (s *Server) table() []route {
 		{Method: "PUT", Pattern: "/v1/tuning/{param...}", perm: permAdmin, mutating: true, handle: s.tune},
 		{Method: "DELETE", Pattern: "/v1/tuning/{param...}", perm: permAdmin, mutating: true, handle: s.untune},
 		{Method: "GET", Pattern: "/v1/audit", perm: permRead, handle: s.audit},
+		{Method: "GET", Pattern: "/v1/nodes", perm: permRead, handle: s.nodes},
 		// A client's own refusals: any token may report its holder's.
 		{Method: "POST", Pattern: "/v1/audit/refusals", perm: permRefusal, handle: s.recordRefusal},
 		{Method: "GET", Pattern: "/v1/names", perm: permRead, handle: s.names},
@@ -215,6 +216,15 @@ func (s *Server) tuning(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusOK, entries)
+	return nil
+}
+
+func (s *Server) nodes(w http.ResponseWriter, r *http.Request) error {
+	nodes, err := s.opts.Service.Nodes(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, nodes)
 	return nil
 }
 

@@ -1,7 +1,7 @@
 // Package metrics serves queuectl's Prometheus metrics (§6, /metrics). What
 // the store knows — queue depth per status, the blacklisted total, the
-// stuck transactions — is read on each scrape, at O(queues) cost from the
-// per-queue counters; what only the engine sees — deliveries, errors and
+// stuck transactions, the nodes serving it and the leases they hold — is
+// read on each scrape, at O(queues) cost from the per-queue counters; what only the engine sees — deliveries, errors and
 // their latency per receiver, crash recoveries, check-backs — is counted
 // from its events as they happen.
 package metrics
@@ -27,6 +27,7 @@ import (
 type Source interface {
 	Queues(ctx context.Context, f admin.QueueFilter, fn func(*domain.Queue) error) error
 	Messages(ctx context.Context, f admin.MessageFilter, fn func(*domain.Message) error) error
+	Nodes(ctx context.Context) ([]admin.Node, error)
 }
 
 // Options configure a Collector.
@@ -81,6 +82,8 @@ type Collector struct {
 	blacklisted   *prometheus.Desc
 	stuck         *prometheus.Desc
 	nodeUp        *prometheus.Desc
+	nodeAlive     *prometheus.Desc
+	leasesHeld    *prometheus.Desc
 
 	deliveries *prometheus.CounterVec
 	errors     *prometheus.CounterVec
@@ -115,6 +118,11 @@ func New(opts Options) *Collector {
 			"Prepared (PEND) messages of transactional sends that the check-back gave up on: an operator must commit or roll them back.", nil, nil),
 		nodeUp: prometheus.NewDesc("queuectl_node_up",
 			"1 while this node's engine delivers, 0 while it starts (crash recovery) or stops.", []string{"node"}, nil),
+		nodeAlive: prometheus.NewDesc("queuectl_node_alive",
+			"1 while a node serving the store is alive (its heartbeat within cluster.lease_ttl), 0 for a node that stopped or died, listed as node list lists it.",
+			[]string{"node"}, nil),
+		leasesHeld: prometheus.NewDesc("queuectl_leases_held",
+			"Queues whose unexpired lease a node holds: the queues it delivers.", []string{"node"}, nil),
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "queuectl_deliveries_total",
 			Help: "Delivery attempts to a receiver, by result: delivered, transient or permanent error.",
@@ -207,6 +215,8 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.blacklisted
 	ch <- c.stuck
 	ch <- c.nodeUp
+	ch <- c.nodeAlive
+	ch <- c.leasesHeld
 	c.deliveries.Describe(ch)
 	c.errors.Describe(ch)
 	c.duration.Describe(ch)
@@ -231,6 +241,33 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	defer cancel()
 	c.collectQueues(ctx, ch)
 	c.collectBlacklisted(ctx, ch)
+	c.collectNodes(ctx, ch)
+}
+
+// collectNodes sends the liveness and the leases of every node the store
+// lists, seen from the store — so that any node's scrape shows the whole
+// cluster. A node listed with several incarnations (it restarted) is alive
+// if one of them is, and holds the leases of all of them.
+func (c *Collector) collectNodes(ctx context.Context, ch chan<- prometheus.Metric) {
+	nodes, err := c.opts.Source.Nodes(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.nodeAlive, err)
+		return
+	}
+	alive, leases := map[string]float64{}, map[string]float64{}
+	for _, n := range nodes {
+		if _, ok := alive[n.ID]; !ok {
+			alive[n.ID] = 0
+		}
+		if n.Alive {
+			alive[n.ID] = 1
+		}
+		leases[n.ID] += float64(n.Queues)
+	}
+	for id, v := range alive {
+		ch <- prometheus.MustNewConstMetric(c.nodeAlive, prometheus.GaugeValue, v, id)
+		ch <- prometheus.MustNewConstMetric(c.leasesHeld, prometheus.GaugeValue, leases[id], id)
+	}
 }
 
 // collectQueues sends every status and every state of every queue, zeros

@@ -359,6 +359,10 @@ func TestMetricsAfterRealDeliveries(t *testing.T) {
 	require.Len(t, fams["queuectl_queue_state"].GetMetric(), queues*len(domain.QueueStates))
 	require.Equal(t, 1.0, fams.gauge(t, "queuectl_blacklisted_messages", map[string]string{}))
 	require.Equal(t, 1.0, fams.gauge(t, "queuectl_node_up", map[string]string{"node": "metrics-node"}))
+	// The embedded store's one node, as node list shows it: alive, holding every queue.
+	require.Equal(t, 1.0, fams.gauge(t, "queuectl_node_alive", map[string]string{"node": "metrics-node"}))
+	require.Equal(t, float64(queues), fams.gauge(t, "queuectl_leases_held", map[string]string{"node": "metrics-node"}))
+	require.Len(t, fams.series(t, "queuectl_node_alive", nil), 1)
 
 	// Deliveries, errors and latency per receiver, from the engine's events.
 	wms := func(k, v string) map[string]string { return map[string]string{"receiver": "WMS", k: v} }
@@ -394,6 +398,51 @@ func TestMetricsAfterRealDeliveries(t *testing.T) {
 	fams = b.scrape(t)
 	require.Equal(t, 0.0, fams.gauge(t, "queuectl_node_up", map[string]string{"node": "metrics-node"}))
 	require.Equal(t, 4.0, fams.counter(t, "queuectl_deliveries_total", wms("result", "delivered")))
+	require.NotContains(t, fams, "queuectl_node_alive", "the engine left: no node serves the embedded store")
+}
+
+// clusterSource is a store with no queues, served by a cluster of nodes.
+type clusterSource struct{ nodes []admin.Node }
+
+func (clusterSource) Queues(context.Context, admin.QueueFilter, func(*domain.Queue) error) error {
+	return nil
+}
+
+func (clusterSource) Messages(context.Context, admin.MessageFilter, func(*domain.Message) error) error {
+	return nil
+}
+
+func (s clusterSource) Nodes(context.Context) ([]admin.Node, error) { return s.nodes, nil }
+
+// TestNodeMetrics: every node the store lists has a liveness and a lease
+// count; a node that restarted is alive through its new incarnation and
+// holds the leases of both (the old one's until they expire).
+func TestNodeMetrics(t *testing.T) {
+	t.Parallel()
+	col := metrics.New(metrics.Options{Source: clusterSource{nodes: []admin.Node{
+		{ID: "node-a", Incarnation: 3, Alive: false, Queues: 2},
+		{ID: "node-a", Incarnation: 7, Alive: true, Queues: 40},
+		{ID: "node-b", Incarnation: 5, Alive: false, Queues: 0, InFlight: 3},
+		{ID: "node-c", Incarnation: 6, Alive: true, Queues: 38},
+	}}, Node: "node-a"})
+	srv := httptest.NewServer(col.Handler())
+	t.Cleanup(srv.Close)
+	resp, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	require.NoError(t, err)
+	f := families(fams)
+	node := func(id string) map[string]string { return map[string]string{"node": id} }
+	require.Equal(t, 1.0, f.gauge(t, "queuectl_node_alive", node("node-a")))
+	require.Equal(t, 0.0, f.gauge(t, "queuectl_node_alive", node("node-b")))
+	require.Equal(t, 1.0, f.gauge(t, "queuectl_node_alive", node("node-c")))
+	require.Equal(t, 42.0, f.gauge(t, "queuectl_leases_held", node("node-a")))
+	require.Equal(t, 0.0, f.gauge(t, "queuectl_leases_held", node("node-b")))
+	require.Equal(t, 38.0, f.gauge(t, "queuectl_leases_held", node("node-c")))
+	require.Len(t, f.series(t, "queuectl_node_alive", nil), 3)
 }
 
 // labelsOf are the labels of a queue's series for one status.
@@ -425,6 +474,10 @@ func (failingSource) Queues(context.Context, admin.QueueFilter, func(*domain.Que
 
 func (failingSource) Messages(context.Context, admin.MessageFilter, func(*domain.Message) error) error {
 	return domain.Errorf(domain.ErrUnavailable, "the store is down")
+}
+
+func (failingSource) Nodes(context.Context) ([]admin.Node, error) {
+	return nil, domain.Errorf(domain.ErrUnavailable, "the store is down")
 }
 
 // A scrape that cannot read the store fails, so the scraper sees it.

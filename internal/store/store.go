@@ -160,6 +160,10 @@ type QueueRecord struct {
 	Receiver string // outbound queues: the receiver they deliver to
 	Stopped  bool
 	Epoch    uint64
+	// Owner is the id of the node whose unexpired lease holds the queue
+	// (§11): on the embedded store, the engine of the process that holds
+	// the file, once it joined; empty when no node holds it.
+	Owner string
 	// Counts has the number of messages per status, kept in the same
 	// transaction as every change; statuses with no messages are absent.
 	Counts map[domain.Status]int64

@@ -26,7 +26,8 @@ type Options struct {
 	Refresh time.Duration
 	// ReadOnly hides and refuses the actions.
 	ReadOnly bool
-	// Node names the node the TUI talks to, for the Nodes view.
+	// Node names what the TUI talks to, for the Nodes view when no node
+	// serves the store.
 	Node string
 	// NoColor turns colour off (--no-color, NO_COLOR).
 	NoColor bool
@@ -98,6 +99,7 @@ func New(opts Options) *Model {
 			viewBlocked:   newListPage(viewBlocked, queueSource{blocked: true, now: opts.Now}),
 			viewBlacklist: newListPage(viewBlacklist, blacklistSource{now: opts.Now}),
 			viewTuning:    newListPage(viewTuning, tuningSource{}),
+			viewNodes:     newListPage(viewNodes, nodesSource{now: opts.Now}),
 			viewAudit:     newListPage(viewAudit, auditSource{}),
 			viewMessages:  newListPage(viewMessages, queueMessageSource{now: opts.Now}),
 		},
@@ -171,9 +173,6 @@ func (m *Model) load() tea.Cmd {
 	m.gen++
 	gen, svc, timeout := m.gen, m.opts.Service, m.opts.Timeout
 	switch m.view {
-	case viewNodes:
-		m.loading = false
-		return nil
 	case viewDetail:
 		id := m.detail.id
 		m.loading = true

@@ -174,7 +174,7 @@ func TestViews(t *testing.T) {
 		{"Blocked", steps("2", "BEHIND")},
 		{"Blacklist", steps("3", "LAST CRASH")},
 		{"Tuning", steps("4", "PARAM")},
-		{"Nodes", steps("5", "PostgreSQL")},
+		{"Nodes", steps("5", "no node is serving")},
 		{"Audit", steps("6", "ACTION")},
 		{"Messages", steps("2", "BEHIND", "enter", "SEQ")},
 		{"Detail", steps("2", "BEHIND", "enter", "SEQ", "enter", "History:")},

@@ -190,7 +190,7 @@ func (m *Model) startAction(msg tea.KeyMsg, sel []item) tea.Cmd {
 		if m.view == viewBlacklist {
 			v = map[bool]verb{true: verbRelease, false: verbBLFail}[v == verbResend]
 		}
-		if m.view == viewTuning || m.view == viewAudit {
+		if m.view == viewTuning || m.view == viewNodes || m.view == viewAudit {
 			break
 		}
 		ts := targets(sel)

@@ -99,8 +99,6 @@ func (m *Model) info() string {
 
 func (m *Model) body(w, h int) string {
 	switch m.view {
-	case viewNodes:
-		return ansi.Wordwrap(strings.Join(nodesLines(m.opts.Node), "\n"), w, " ")
 	case viewDetail:
 		// Long errors and history reasons wrap rather than run off the edge.
 		lines := strings.Split(ansi.Wrap(strings.Join(m.detail.lines(m.opts.Now()), "\n"), w, " "), "\n")
@@ -160,6 +158,8 @@ func (m *Model) emptyText() string {
 		return "no queue is blocked"
 	case viewBlacklist:
 		return "no message is blacklisted"
+	case viewNodes:
+		return "no node is serving the store (queuectl serve runs one); this TUI talks to " + m.opts.Node
 	}
 	if p := m.pages[m.view]; p.filter != "" {
 		return "nothing matches the filter; esc clears it"

@@ -71,6 +71,7 @@ func Run(t *testing.T, newService NewService) {
 		{"ActRefused", testActRefused},
 		{"ActMany", testActMany},
 		{"ActSelection", testActSelection},
+		{"Nodes", testNodes},
 		{"Tuning", testTuning},
 		{"TuneInvalid", testTuneInvalid},
 		{"TuneStoredReceiver", testTuneStoredReceiver},

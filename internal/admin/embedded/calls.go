@@ -157,3 +157,9 @@ func (s *Service) Purge(ctx context.Context, p admin.PurgeParams) (*admin.PurgeR
 func (s *Service) RecordRefusal(ctx context.Context, r admin.Refusal) error {
 	return s.do(ctx, func(svc admin.Service) error { return svc.RecordRefusal(ctx, r) })
 }
+
+// Nodes lists the nodes serving the store: through the socket, the engine
+// of the serving process; on the file itself, none.
+func (s *Service) Nodes(ctx context.Context) ([]admin.Node, error) {
+	return call(ctx, s, func(svc admin.Service) ([]admin.Node, error) { return svc.Nodes(ctx) })
+}

@@ -26,6 +26,9 @@ type Options struct {
 	// Receivers are the configured receivers (receivers: in the
 	// configuration): a receiver's own EO_OUTBOUND_PARALLEL must name one.
 	Receivers []string
+	// LeaseTTL is cluster.lease_ttl: a node whose heartbeat is older is
+	// dead (node list); default 10s.
+	LeaseTTL time.Duration
 	// Now and Rand may be replaced in tests; they default to the clock and a random source.
 	Now  func() time.Time
 	Rand func(n int) int
@@ -53,6 +56,9 @@ func New(st store.Store, opts Options) *Service {
 	}
 	if opts.Source == "" {
 		opts.Source = "local"
+	}
+	if opts.LeaseTTL <= 0 {
+		opts.LeaseTTL = DefaultLeaseTTL
 	}
 	if opts.Now == nil {
 		opts.Now = func() time.Time { return time.Now().UTC() }

@@ -101,7 +101,7 @@ func summarise(r store.Reader, rec *store.QueueRecord) (*domain.Queue, error) {
 	}
 	q := &domain.Queue{
 		Name: rec.Name, QoS: rec.QoS, Stage: rec.Stage, Receiver: rec.Receiver,
-		Counts: counts, Depth: domain.Depth(counts), Stopped: rec.Stopped, Stuck: rec.Stuck,
+		Counts: counts, Depth: domain.Depth(counts), Stopped: rec.Stopped, Stuck: rec.Stuck, Owner: rec.Owner,
 	}
 	var head *domain.Message
 	if q.Depth > rec.PassedOver {

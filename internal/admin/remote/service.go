@@ -282,3 +282,10 @@ func (c *Client) RecordRefusal(ctx context.Context, r admin.Refusal) error {
 	}
 	return c.do(ctx, http.MethodPost, "/v1/audit/refusals", nil, r, nil)
 }
+
+// Nodes lists the nodes serving the server's store.
+func (c *Client) Nodes(ctx context.Context) ([]admin.Node, error) {
+	var out []admin.Node
+	err := c.do(ctx, http.MethodGet, "/v1/nodes", nil, nil, &out)
+	return out, err
+}

@@ -116,7 +116,7 @@ func (f *Factory) openAdmin() (admin.Service, error) {
 		return nil, err
 	}
 	opts := local.Options{Role: role, MaxPayload: int64(c.Engine.MaxPayload), Actor: localActor(),
-		Receivers: slices.Sorted(maps.Keys(c.Receivers))}
+		Receivers: slices.Sorted(maps.Keys(c.Receivers)), LeaseTTL: c.Cluster.LeaseTTL}
 	if loc.Postgres != "" {
 		// Any number of commands and servers share the database: no
 		// socket, no lock, straight to it.
@@ -145,4 +145,19 @@ func (f *Factory) Hintf(format string, args ...any) {
 		return
 	}
 	fmt.Fprintf(f.IO.ErrOut, "queuectl: "+format+"\n", args...)
+}
+
+// EmbeddedStore reports whether commands work on a bbolt file (directly or
+// through the socket of the process holding it), rather than on a server
+// named by --server or a PostgreSQL database.
+func (f *Factory) EmbeddedStore() bool {
+	c, err := f.Config()
+	if err != nil {
+		return false
+	}
+	if server, _, err := remoteTarget(c); err != nil || server != "" {
+		return false
+	}
+	loc, err := ResolveStore(c)
+	return err == nil && loc.Postgres == ""
 }

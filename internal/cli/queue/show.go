@@ -185,6 +185,7 @@ func printSummary(w io.Writer, q *domain.Queue, now time.Time) error {
 		[2]string{"Counts", output.Dash(strings.Join(counts, ", "))},
 		[2]string{"Head", head},
 		[2]string{"Oldest", output.Age(q.OldestAt, now)},
+		[2]string{"Owner", output.Dash(q.Owner)},
 	)
 	return output.Fields(w, pairs)
 }

@@ -123,7 +123,7 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 	stop := context.AfterFunc(ctx, state.stopping)
 	defer stop()
 	var col *metrics.Collector // set before the engine runs, so before any event
-	eng, err := engine.Configured(st, c, engine.Options{Logger: log, Config: engine.Config{NodeID: opts.NodeID, Address: firstOf(listen, where.sock)}, Observe: func(ev engine.Event) {
+	eng, err := engine.Configured(st, c, engine.Options{Logger: log, Config: engine.Config{NodeID: opts.NodeID, Address: nodeAddress(where.sock, listen)}, Observe: func(ev engine.Event) {
 		if ev.Kind == engine.EventRecovered {
 			state.started()
 		}
@@ -134,7 +134,7 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 	}
 	role, _ := domain.ParseRole(c.Engine.Role)
 	svc := local.New(st, local.Options{Role: role, MaxPayload: int64(c.Engine.MaxPayload), Actor: "server",
-		Receivers: slices.Sorted(maps.Keys(c.Receivers))})
+		Receivers: slices.Sorted(maps.Keys(c.Receivers)), LeaseTTL: c.Cluster.LeaseTTL})
 	col = metrics.New(metrics.Options{
 		Source: svc, Node: eng.NodeID(), Running: state.ready, Receivers: slices.Sorted(maps.Keys(c.Receivers)), Logger: log,
 	})
@@ -179,6 +179,15 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 		err = domain.Errorf(domain.ErrUnavailable, "the API stopped serving: %v", apiErr)
 	}
 	return err
+}
+
+// nodeAddress is where node list says this node serves its API: its TCP
+// address when it listens on one, else its socket.
+func nodeAddress(sock, listen string) string {
+	if listen != "" {
+		return listen
+	}
+	return "unix://" + sock
 }
 
 // nodeState is where a serve process is in its life: starting (crash

@@ -31,6 +31,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
@@ -81,6 +82,10 @@ type Store struct {
 	// take turns).
 	claimMu   sync.Mutex
 	claimFrom turns
+	// serving is the engine incarnation of this process that joined and
+	// has not left: the one node of an embedded store (node list), which
+	// holds every queue's lease. Nil while no engine runs here.
+	serving atomic.Pointer[store.NodeInfo]
 }
 
 var _ store.Store = (*Store)(nil)
@@ -127,7 +132,7 @@ func (s *Store) View(ctx context.Context, fn func(store.Reader) error) error {
 		return s.errClosed()
 	}
 	return s.db.View(func(tx *bbolt.Tx) error {
-		t := &txn{tx: tx, clock: s.clock}
+		t := &txn{tx: tx, clock: s.clock, owner: s.owner()}
 		if err := fn(t); err != nil {
 			return err
 		}
@@ -164,7 +169,7 @@ func (s *Store) write(ctx context.Context, fn func(t *txn) error) error {
 		return fmt.Errorf("the store %s is open read-only", s.path)
 	}
 	return s.group.run(func(tx *bbolt.Tx) error {
-		t := &txn{tx: tx, clock: s.clock}
+		t := &txn{tx: tx, clock: s.clock, owner: s.owner()}
 		if err := fn(t); err != nil {
 			return err
 		}

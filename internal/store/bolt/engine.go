@@ -52,6 +52,11 @@ func (s *Store) Join(ctx context.Context, p store.JoinParams) (*store.Joined, er
 		out = &store.Joined{Node: store.Node{ID: p.ID, Incarnation: epoch}, Dead: dead}
 		return err
 	})
+	if err == nil {
+		at := s.now()
+		s.serving.Store(&store.NodeInfo{ID: p.ID, Incarnation: out.Node.Incarnation, Address: p.Address,
+			StartedAt: at, HeartbeatAt: at})
+	}
 	return out, err
 }
 
@@ -82,12 +87,23 @@ func (t *txn) fenced(n store.Node) error {
 // incarnation is still the store's.
 func (s *Store) Heartbeat(ctx context.Context, p store.HeartbeatParams) (*store.HeartbeatResult, error) {
 	err := s.View(ctx, func(r store.Reader) error { return r.(*txn).fenced(p.Node) })
-	return &store.HeartbeatResult{}, err
+	if err != nil {
+		return nil, err
+	}
+	if n := s.serving.Load(); n != nil && n.Incarnation == p.Node.Incarnation {
+		beat := *n
+		beat.HeartbeatAt, beat.InFlight = s.now(), p.InFlight
+		s.serving.CompareAndSwap(n, &beat)
+	}
+	return &store.HeartbeatResult{}, nil
 }
 
 // Leave has no lease to give up: the next process to open the file takes
 // them all.
 func (s *Store) Leave(ctx context.Context, n store.Node) error {
+	if cur := s.serving.Load(); cur != nil && cur.Incarnation == n.Incarnation {
+		s.serving.CompareAndSwap(cur, nil)
+	}
 	return s.View(ctx, func(r store.Reader) error { return r.(*txn).fenced(n) })
 }
 

@@ -38,7 +38,7 @@ func (t *txn) queue(name string) (*store.QueueRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	q.Epoch = t.epoch()
+	q.Epoch, q.Owner = t.epoch(), t.owner
 	if t.queues == nil {
 		t.queues = map[string]*store.QueueRecord{}
 	}
@@ -82,7 +82,7 @@ func (t *txn) Queues(after string, fn func(*store.QueueRecord) error) error {
 		if err != nil {
 			return err
 		}
-		q.Epoch = epoch
+		q.Epoch, q.Owner = epoch, t.owner
 		return fn(q)
 	})
 	return stopped(err)

@@ -26,6 +26,9 @@ type txn struct {
 	epochValue uint64
 	// eoio is the EOIO switch state, once read.
 	eoio *domain.EOIOSwitch
+	// owner is the node serving the store when the transaction began
+	// (QueueRecord.Owner).
+	owner string
 }
 
 var (

@@ -105,11 +105,12 @@ func (t *txn) queueNow(b *pgx.Batch) {
 }
 
 // queueColumns are the columns of a queue record with the epoch of its
-// lease, from queueFrom, in the order scanQueue reads them.
+// lease and its owner (the node of the lease while it has not expired),
+// from queueFrom, in the order scanQueue reads them.
 const (
 	queueColumns = `q.name, q.qos, q.stage, coalesce(q.receiver, ''), q.stopped, q.last_seq,
 	q.n_pend, q.n_tbdl, q.n_dlng, q.n_wait, q.n_hold, q.n_ndlv, q.n_dlvd, q.n_fail, q.passed_over, q.n_stuck,
-	q.created_at, coalesce(l.epoch, 0)`
+	q.created_at, coalesce(l.epoch, 0), CASE WHEN l.expires_at > now() THEN l.node ELSE '' END`
 	queueFrom   = ` FROM queues q LEFT JOIN leases l ON l.queue = q.name`
 	queueSelect = `SELECT ` + queueColumns + queueFrom
 )
@@ -120,7 +121,7 @@ func scanQueue(row pgx.Row, extra ...any) (*store.QueueRecord, error) {
 	var q store.QueueRecord
 	var n [8]int64
 	err := row.Scan(append([]any{&q.Name, &q.QoS, &q.Stage, &q.Receiver, &q.Stopped, &q.LastSeq,
-		&n[0], &n[1], &n[2], &n[3], &n[4], &n[5], &n[6], &n[7], &q.PassedOver, &q.Stuck, &q.CreatedAt, &q.Epoch}, extra...)...)
+		&n[0], &n[1], &n[2], &n[3], &n[4], &n[5], &n[6], &n[7], &q.PassedOver, &q.Stuck, &q.CreatedAt, &q.Epoch, &q.Owner}, extra...)...)
 	if err != nil {
 		return nil, err
 	}

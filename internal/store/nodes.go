@@ -1,0 +1,43 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// NodeLister lists the nodes that serve a store (`node list`, §11). Both
+// stores implement it: PostgreSQL from its nodes and leases rows, on the
+// database clock; the embedded store from the one process that holds its
+// file, when an engine in that process joined.
+type NodeLister interface {
+	// Nodes returns one entry per incarnation that is alive, or dead and
+	// not yet recovered, or that left or died within p.Keep; ordered by
+	// node id, then incarnation.
+	Nodes(ctx context.Context, p NodesParams) ([]NodeInfo, error)
+}
+
+// NodesParams select the incarnations Nodes lists.
+type NodesParams struct {
+	// TTL is cluster.lease_ttl: a node whose heartbeat is older is dead.
+	TTL time.Duration
+	// Keep is how long a dead or stopped incarnation stays listed after
+	// its last heartbeat, once nothing is left to recover from it.
+	Keep time.Duration
+}
+
+// NodeInfo is one incarnation of a node as the store knows it.
+type NodeInfo struct {
+	ID          string
+	Incarnation uint64
+	// Address is where the node serves its API (JoinParams.Address).
+	Address     string
+	StartedAt   time.Time
+	HeartbeatAt time.Time
+	// Alive is true while the incarnation neither left nor was declared
+	// dead and its heartbeat is within the TTL.
+	Alive bool
+	// Queues counts the unexpired leases the incarnation holds.
+	Queues int
+	// InFlight is the DLNG count of its last heartbeat.
+	InFlight int
+}

@@ -1,0 +1,48 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/queuectl/queuectl/internal/store"
+)
+
+var _ store.NodeLister = (*Store)(nil)
+
+// nodesQuery lists the incarnations `node list` shows, on the database
+// clock: those neither stopped nor recovered (alive, or dead with crash
+// recovery still to run), and the others whose last heartbeat is within
+// $2 microseconds. An incarnation is alive while it is unsettled and its
+// heartbeat is within the TTL ($1 microseconds); its queues are the leases
+// it holds that have not expired.
+const nodesQuery = `SELECT n.incarnation, n.id, n.address, n.started_at, n.heartbeat_at, n.in_flight,
+	n.stopped_at IS NULL AND n.recovered_at IS NULL AND n.heartbeat_at > now() - $1 * interval '1 microsecond',
+	(SELECT count(*) FROM leases l WHERE l.incarnation = n.incarnation AND l.expires_at > now())
+FROM nodes n
+WHERE (n.stopped_at IS NULL AND n.recovered_at IS NULL)
+	OR n.heartbeat_at > now() - $2 * interval '1 microsecond'
+ORDER BY n.id, n.incarnation`
+
+// Nodes lists the nodes of the cluster from its nodes and leases rows.
+func (s *Store) Nodes(ctx context.Context, p store.NodesParams) ([]store.NodeInfo, error) {
+	var out []store.NodeInfo
+	err := s.View(ctx, func(r store.Reader) error {
+		t := r.(*txn)
+		rows, err := t.tx.Query(ctx, nodesQuery, p.TTL.Microseconds(), p.Keep.Microseconds())
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.NodeInfo, error) {
+			var n store.NodeInfo
+			var incarnation, queues int64
+			var inFlight int32
+			err := row.Scan(&incarnation, &n.ID, &n.Address, &n.StartedAt, &n.HeartbeatAt, &inFlight, &n.Alive, &queues)
+			n.Incarnation, n.Queues, n.InFlight = uint64(incarnation), int(queues), int(inFlight)
+			n.StartedAt, n.HeartbeatAt = n.StartedAt.UTC(), n.HeartbeatAt.UTC()
+			return n, err
+		})
+		return err
+	})
+	return out, err
+}
