@@ -170,7 +170,7 @@ func (c *cluster) next() clusterHappening {
 	}
 	for _, n := range c.nodes {
 		if !n.mayExit && n.status() != "running" {
-			c.t.Fatalf("node %s exited by itself: %s; stderr:\n%s", n.id, n.status(), n.log)
+			c.t.Fatalf("node %s exited by itself: %s, while the test waited for %s\n%s", n.id, n.status(), c.waiting, c.describe())
 		}
 	}
 	return h

@@ -331,7 +331,7 @@ func TestClusterPoisonKillsTwoNodes(t *testing.T) {
 func TestClusterScaleOutAndIn(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t, rigOptions{hold: true, workers: 4, crashes: 2, shutdownTimeout: 10 * time.Second})
-	msgs := mixedLoad(360, 13)
+	msgs := mixedLoad(300, 13)
 	c.send(msgs)
 	expected := expectedKeys(msgs)
 
