@@ -47,6 +47,9 @@ type cluster struct {
 	nodes   []*node
 	// waiting says what the test waits for, for its failure message.
 	waiting string
+	// deadline, when set, bounds the waits too: a product bound that
+	// the test checks, not a delay it relies on.
+	deadline time.Time
 }
 
 // node is one serve process of the cluster.
@@ -153,7 +156,11 @@ type clusterHappening struct {
 // waitLimit.
 func (c *cluster) next() clusterHappening {
 	c.t.Helper()
-	timer := time.NewTimer(waitLimit)
+	limit, why := waitLimit, fmt.Sprintf("nothing happened for %s", waitLimit)
+	if !c.deadline.IsZero() && time.Until(c.deadline) < limit {
+		limit, why = max(0, time.Until(c.deadline)), "the deadline passed"
+	}
+	timer := time.NewTimer(limit)
 	defer timer.Stop()
 	var h clusterHappening
 	select {
@@ -166,7 +173,7 @@ func (c *cluster) next() clusterHappening {
 		h.changed = true
 	case <-c.wake:
 	case <-timer.C:
-		c.t.Fatalf("nothing happened for %s while the test waited for %s\n%s", waitLimit, c.waiting, c.describe())
+		c.t.Fatalf("%s while the test waited for %s\n%s", why, c.waiting, c.describe())
 	}
 	for _, n := range c.nodes {
 		if !n.mayExit && n.status() != "running" {
@@ -357,6 +364,18 @@ func (c *cluster) settled() bool {
 	counts, err := c.statusCounts()
 	require.NoError(c.t, err)
 	return counts[domain.StatusTBDL]+counts[domain.StatusDLNG]+counts[domain.StatusWAIT]+counts[domain.StatusPEND] == 0
+}
+
+// leased lists the queues whose lease names a node.
+func (c *cluster) leased(id string) []string {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	rows, err := c.db.Query(ctx, `SELECT queue FROM leases WHERE node = $1 ORDER BY queue`, id)
+	require.NoError(c.t, err)
+	qs, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(c.t, err)
+	return qs
 }
 
 // histories returns the status changes of every message, oldest first.

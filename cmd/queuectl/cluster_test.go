@@ -224,6 +224,139 @@ func TestClusterPausedNodeIsFenced(t *testing.T) {
 	c.requireFirstCompletionsInOrder(msgs)
 }
 
+// TestClusterNodePausedInTransaction pauses a node, with a delivery in
+// flight, while its heartbeat's transaction is open, as a garbage-collection
+// pause or a frozen virtual machine can at any moment: the row locks its
+// session keeps must not stop the other node, which takes the paused node's
+// queues over and redelivers what it had in flight within
+// cluster.lease_ttl + 2s, and lives on when the paused node resumes and
+// finds itself fenced. To pause the node inside its transaction, the test
+// locks the node's row of the nodes table itself, waits until the node's
+// heartbeat waits for that lock, stops the node, and lets the lock go: the
+// heartbeat's update then takes the row, and the stopped node cannot end
+// its transaction.
+func TestClusterNodePausedInTransaction(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, rigOptions{hold: true, workers: 2, crashes: 2, shutdownTimeout: 10 * time.Second})
+	batch := func(n int) []sendLine {
+		var msgs []sendLine
+		for i := range 6 {
+			msgs = append(msgs, sendLine{QoS: "EOIO", Sender: "ERP", Receiver: "WMS",
+				AppQueue: fmt.Sprintf("T%d", i), Payload: fmt.Sprintf("b%d-%d", n, i)})
+		}
+		return msgs
+	}
+	msgs := batch(0)
+	c.send(msgs)
+	c.start("n1")
+	c.start("n2")
+	c.waiting = "the first messages delivered"
+	for {
+		h := c.next()
+		if d := h.report; d != nil && !d.done {
+			c.release(*d)
+		}
+		if h.changed && c.running() && c.settled() {
+			break
+		}
+	}
+	// The node to pause is the one that owns more of the queues the test
+	// sends to; its deliveries are held from now on.
+	outbound := func(n *node) []string {
+		return slices.DeleteFunc(c.leased(n.id), func(q string) bool { return !strings.HasPrefix(q, "XBQO") })
+	}
+	p, o := c.nodes[0], c.nodes[1]
+	if len(outbound(o)) > len(outbound(p)) {
+		p, o = o, p
+	}
+	require.NotEmpty(t, outbound(p), "no node owns a queue the test sends to\n%s", c.describe())
+	more := batch(1)
+	c.send(more)
+	msgs = append(msgs, more...)
+	c.waiting = fmt.Sprintf("%s to start a delivery", p.id)
+	for len(p.inFlight) == 0 {
+		if d := c.next().report; d != nil && !d.done && d.serve != p.pid {
+			c.release(*d)
+		}
+	}
+
+	ctx := context.Background()
+	lock, err := pgx.Connect(ctx, c.pg)
+	require.NoError(t, err)
+	defer lock.Close(ctx)
+	tx, err := lock.Begin(ctx)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, `SELECT 1 FROM nodes WHERE id = $1 FOR UPDATE`, p.id)
+	require.NoError(t, err)
+	// The wait for a lock is a state that lasts: the test asks until it
+	// holds, or gives up after waitLimit.
+	for deadline := time.Now().Add(waitLimit); ; {
+		var waiting bool
+		require.NoError(t, c.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid)))`,
+			lock.PgConn().PID()).Scan(&waiting))
+		if waiting {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the heartbeat of %s never waited for the lock on its row\n%s", p.id, c.describe())
+	}
+	require.NoError(t, syscall.Kill(p.pid, syscall.SIGSTOP))
+	pausedAt := time.Now()
+	t.Cleanup(func() { _ = syscall.Kill(p.pid, syscall.SIGCONT) })
+	require.NoError(t, tx.Commit(ctx))
+	held := maps.Clone(p.inFlight)
+
+	// The other node delivers everything, what the paused node had in
+	// flight included, once it found it dead and recovered it.
+	c.waiting = fmt.Sprintf("%s to recover the paused %s and deliver everything, %v included",
+		o.id, p.id, slices.Collect(maps.Keys(held)))
+	c.deadline = pausedAt.Add(clusterLeaseTTL + failoverSlack)
+	for {
+		h := c.next()
+		if d := h.report; d != nil && !d.done && d.serve == o.pid {
+			c.release(*d)
+		}
+		if !slices.ContainsFunc(more, func(m sendLine) bool { return !o.done[key(m.Receiver, m.Payload)] }) {
+			break
+		}
+	}
+	c.deadline = time.Time{}
+	t.Logf("%s delivered everything %s after %s paused inside its heartbeat",
+		o.id, c.ledger.order[len(c.ledger.order)-1].at.Sub(pausedAt).Round(time.Millisecond), p.id)
+	for k := range held {
+		require.True(t, o.done[k], "%s, in flight on the paused node, was redelivered by %s", k, o.id)
+	}
+
+	// The paused node resumes, finds itself fenced and stops; the other
+	// lives on and delivers.
+	p.mayExit, p.fenced = true, true
+	for _, d := range p.inFlight {
+		c.release(d)
+	}
+	require.NoError(t, syscall.Kill(p.pid, syscall.SIGCONT))
+	c.waiting = fmt.Sprintf("the resumed %s to find itself fenced and stop", p.id)
+	for p.status() == "running" {
+		if d := c.next().report; d != nil && !d.done {
+			c.release(*d)
+		}
+	}
+	t.Logf("%s after SIGCONT: %s", p.id, p.status())
+	last := batch(2)
+	c.send(last)
+	msgs = append(msgs, last...)
+	c.waiting = fmt.Sprintf("%s to deliver the messages sent after %s stopped", o.id, p.id)
+	for slices.ContainsFunc(last, func(m sendLine) bool { return !o.done[key(m.Receiver, m.Payload)] }) {
+		if d := c.next().report; d != nil && !d.done {
+			c.release(*d)
+		}
+	}
+	c.stopAll()
+	requireOneDLVD(t, c.histories())
+	for _, m := range c.messages() {
+		require.Equal(t, domain.StatusDLVD, m.Status, "message %s (%s): %s", m.ID, m.Stage, m.Error)
+	}
+	c.requireFirstCompletionsInOrder(msgs)
+}
+
 // TestClusterPoisonKillsTwoNodes sends a poison message, whose receiver
 // kills the serve process that delivers it, to three nodes: it takes down
 // exactly engine.blacklisting.crashes (2) of them, cluster-wide, and ends
