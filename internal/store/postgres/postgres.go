@@ -23,7 +23,8 @@
 // The store also implements store.EngineStore, for a cluster of engine
 // nodes sharing the database (§11): cluster.go has the nodes, leases and
 // balancing, claim.go and record.go the engine's batched claims and
-// outcomes, wake.go the wakeups by LISTEN/NOTIFY.
+// outcomes, piped.go the engine's transactions, which pipeline BEGIN and
+// COMMIT with their statements, wake.go the wakeups by LISTEN/NOTIFY.
 package postgres
 
 import (
