@@ -28,6 +28,10 @@ type Node struct {
 	// Alive: the node's heartbeat is within cluster.lease_ttl, on the
 	// store's clock, and it has neither stopped nor been declared dead.
 	Alive bool `json:"alive" yaml:"alive"`
+	// State is alive, stopped (it left cleanly), dead (its heartbeat
+	// expired and its crash recovery has not run yet) or recovered (dead,
+	// and the messages it had in flight recovered by another node).
+	State string `json:"state" yaml:"state"`
 	// Queues counts the queues whose unexpired lease the node holds.
 	Queues int `json:"queues" yaml:"queues"`
 	// InFlight counts the messages DLNG on the node at its last heartbeat.

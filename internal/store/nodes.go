@@ -25,6 +25,14 @@ type NodesParams struct {
 	Keep time.Duration
 }
 
+// The states of a node's incarnation (NodeInfo.State).
+const (
+	NodeAlive     = "alive"
+	NodeStopped   = "stopped"
+	NodeDead      = "dead"
+	NodeRecovered = "recovered"
+)
+
 // NodeInfo is one incarnation of a node as the store knows it.
 type NodeInfo struct {
 	ID          string
@@ -36,6 +44,10 @@ type NodeInfo struct {
 	// Alive is true while the incarnation neither left nor was declared
 	// dead and its heartbeat is within the TTL.
 	Alive bool
+	// State says more than Alive: NodeAlive, NodeStopped (it left
+	// cleanly), NodeDead (its heartbeat expired; crash recovery is still to
+	// run) or NodeRecovered (dead, and its in-flight messages recovered).
+	State string
 	// Queues counts the unexpired leases the incarnation holds.
 	Queues int
 	// InFlight is the DLNG count of its last heartbeat.

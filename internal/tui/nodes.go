@@ -17,7 +17,7 @@ type nodesSource struct{ now func() time.Time }
 func (nodesSource) storeFilter() bool { return false }
 
 func (nodesSource) columns() []components.Column {
-	return []components.Column{col("NODE", 20), col("ADDRESS", 24), col("ALIVE", 5), optional("STARTED", 7, 2),
+	return []components.Column{col("NODE", 20), col("ADDRESS", 24), col("STATE", 9), optional("STARTED", 7, 2),
 		col("HEARTBEAT", 9), col("QUEUES", 6), col("IN FLIGHT", 9), optional("INCARNATION", 11, 1)}
 }
 
@@ -28,12 +28,9 @@ func (s nodesSource) fetch(ctx context.Context, svc admin.Service, _ pageQuery) 
 	}
 	items := make([]item, 0, len(nodes))
 	for _, n := range nodes {
-		alive := "no"
-		if n.Alive {
-			alive = "yes"
-		}
+		state := dash(n.State)
 		inc := strconv.FormatUint(n.Incarnation, 10)
-		items = append(items, item{key: n.ID + "/" + inc, cells: []string{n.ID, dash(n.Address), alive,
+		items = append(items, item{key: n.ID + "/" + inc, cells: []string{n.ID, dash(n.Address), state,
 			output.Age(&n.StartedAt, s.now()), output.Age(&n.HeartbeatAt, s.now()), strconv.Itoa(n.Queues),
 			strconv.Itoa(n.InFlight), inc}})
 	}

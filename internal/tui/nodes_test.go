@@ -25,9 +25,9 @@ func TestNodesView(t *testing.T) {
 	b := setup(t)
 	svc := clusterService{Service: b.svc, nodes: []admin.Node{
 		{ID: "node-a", Incarnation: 12, Address: "10.0.0.1:7870", StartedAt: now.Add(-26 * time.Hour),
-			HeartbeatAt: now.Add(-time.Second), Alive: true, Queues: 1204, InFlight: 17},
+			HeartbeatAt: now.Add(-time.Second), Alive: true, State: "alive", Queues: 1204, InFlight: 17},
 		{ID: "node-b", Incarnation: 9, Address: "10.0.0.2:7870", StartedAt: now.Add(-3 * time.Hour),
-			HeartbeatAt: now.Add(-4 * time.Minute), Alive: false, Queues: 0, InFlight: 3},
+			HeartbeatAt: now.Add(-4 * time.Minute), Alive: false, State: "recovered", Queues: 0, InFlight: 3},
 	}}
 	tm := start(t, options(svc), 120, 12)
 	press(tm, "5")

@@ -29,7 +29,7 @@ func (s *Service) Nodes(ctx context.Context) ([]admin.Node, error) {
 	out := make([]admin.Node, 0, len(infos))
 	for _, n := range infos {
 		out = append(out, admin.Node{ID: n.ID, Incarnation: n.Incarnation, Address: n.Address,
-			StartedAt: n.StartedAt, HeartbeatAt: n.HeartbeatAt, Alive: n.Alive, Queues: n.Queues, InFlight: n.InFlight})
+			StartedAt: n.StartedAt, HeartbeatAt: n.HeartbeatAt, Alive: n.Alive, State: n.State, Queues: n.Queues, InFlight: n.InFlight})
 	}
 	return out, nil
 }

@@ -49,8 +49,10 @@ node keeps its id and gets a new incarnation).
 
 On PostgreSQL these are the nodes of the cluster (§11): every live one, the
 dead ones whose crash recovery has not run yet, and those that stopped or
-were recovered within the last hour. A node is ALIVE while its heartbeat,
-on the database clock, is within cluster.lease_ttl. QUEUES counts the queues
+were recovered within the last hour. STATE is alive while the node's
+heartbeat, on the database clock, is within cluster.lease_ttl; stopped once
+it left cleanly (SIGTERM); dead once its heartbeat expired, until another
+node has run crash recovery on what it had in flight; then recovered. QUEUES counts the queues
 whose unexpired lease it holds; IN FLIGHT the messages it had DLNG at its
 last heartbeat. queue list -o wide shows each queue's OWNER.
 
@@ -110,12 +112,7 @@ func columns(now func() time.Time) []output.Column[admin.Node] {
 			return strconv.FormatUint(n.Incarnation, 10)
 		}},
 		{Header: "ADDRESS", Max: 80, Value: func(n admin.Node) string { return output.Dash(n.Address) }},
-		{Header: "ALIVE", Max: 5, Value: func(n admin.Node) string {
-			if n.Alive {
-				return "yes"
-			}
-			return "no"
-		}},
+		{Header: "STATE", Max: 9, Value: func(n admin.Node) string { return output.Dash(n.State) }},
 		{Header: "STARTED", Max: 5, Value: func(n admin.Node) string { return output.Age(&n.StartedAt, now()) }},
 		{Header: "HEARTBEAT", Max: 5, Value: func(n admin.Node) string { return output.Age(&n.HeartbeatAt, now()) }},
 		{Header: "STARTED AT", Max: 20, Wide: true, Value: func(n admin.Node) string { return output.Time(&n.StartedAt) }},

@@ -45,9 +45,9 @@ func setup(t *testing.T, format output.Format, embedded bool) *testBundle {
 	}
 	b.adm.nodes = []admin.Node{
 		{ID: "node-a", Incarnation: 7, Address: "10.0.0.1:7870", StartedAt: now.Add(-3 * time.Hour),
-			HeartbeatAt: now.Add(-time.Second), Alive: true, Queues: 12, InFlight: 5},
+			HeartbeatAt: now.Add(-time.Second), Alive: true, State: "alive", Queues: 12, InFlight: 5},
 		{ID: "node-b", Incarnation: 4, Address: "10.0.0.2:7870", StartedAt: now.Add(-5 * time.Hour),
-			HeartbeatAt: now.Add(-2 * time.Minute), Alive: false, Queues: 0, InFlight: 1},
+			HeartbeatAt: now.Add(-2 * time.Minute), Alive: false, State: "dead", Queues: 0, InFlight: 1},
 	}
 	return b
 }
@@ -57,9 +57,9 @@ func TestRunListTable(t *testing.T) {
 	b := setup(t, output.Table, false)
 	require.NoError(t, RunList(context.Background(), b.opts))
 	require.Equal(t, ""+
-		"ID      ADDRESS        ALIVE  STARTED  HEARTBEAT  QUEUES  IN FLIGHT\n"+
-		"node-a  10.0.0.1:7870  yes    3h       1s         12      5\n"+
-		"node-b  10.0.0.2:7870  no     5h       2m         0       1\n", b.out.String())
+		"ID      ADDRESS        STATE  STARTED  HEARTBEAT  QUEUES  IN FLIGHT\n"+
+		"node-a  10.0.0.1:7870  alive  3h       1s         12      5\n"+
+		"node-b  10.0.0.2:7870  dead   5h       2m         0       1\n", b.out.String())
 	require.Empty(t, b.hints)
 }
 
@@ -81,7 +81,7 @@ func TestRunListJSON(t *testing.T) {
 	require.Len(t, got, 2)
 	require.Equal(t, map[string]any{"id": "node-a", "incarnation": 7.0, "address": "10.0.0.1:7870",
 		"started_at": "2026-12-01T00:00:00Z", "heartbeat_at": "2026-12-01T02:59:59Z", "alive": true,
-		"queues": 12.0, "in_flight": 5.0}, got[0])
+		"state": "alive", "queues": 12.0, "in_flight": 5.0}, got[0])
 }
 
 func TestRunListIDs(t *testing.T) {

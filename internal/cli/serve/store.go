@@ -78,4 +78,3 @@ func checkNodeID(id string) error {
 	}
 	return nil
 }
-

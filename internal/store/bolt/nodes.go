@@ -37,5 +37,9 @@ func (s *Store) Nodes(ctx context.Context, p store.NodesParams) ([]store.NodeInf
 		return nil, err
 	}
 	info.Alive = p.TTL <= 0 || s.now().Sub(info.HeartbeatAt) < p.TTL
+	info.State = store.NodeAlive
+	if !info.Alive {
+		info.State = store.NodeDead
+	}
 	return []store.NodeInfo{info}, nil
 }

@@ -13,15 +13,18 @@ var _ store.NodeLister = (*Store)(nil)
 // nodesQuery lists the incarnations `node list` shows, on the database
 // clock: those neither stopped nor recovered (alive, or dead with crash
 // recovery still to run), and the others whose last heartbeat is within
-// $2 microseconds. An incarnation is alive while it is unsettled and its
-// heartbeat is within the TTL ($1 microseconds); its queues are the leases
+// $1 microseconds. An incarnation is alive while it is unsettled and its
+// last heartbeat's expiry (its time plus the node's cluster.lease_ttl) lies
+// ahead — the rule that fences the node's writes; its queues are the leases
 // it holds that have not expired.
 const nodesQuery = `SELECT n.incarnation, n.id, n.address, n.started_at, n.heartbeat_at, n.in_flight,
-	n.stopped_at IS NULL AND n.recovered_at IS NULL AND n.heartbeat_at > now() - $1 * interval '1 microsecond',
-	(SELECT count(*) FROM leases l WHERE l.incarnation = n.incarnation AND l.expires_at > now())
+	n.stopped_at IS NULL AND n.recovered_at IS NULL AND n.expires_at > now(),
+	(SELECT count(*) FROM leases l WHERE l.incarnation = n.incarnation AND l.expires_at > now()),
+	CASE WHEN n.stopped_at IS NOT NULL THEN 'stopped' WHEN n.recovered_at IS NOT NULL THEN 'recovered'
+		WHEN n.expires_at > now() THEN 'alive' ELSE 'dead' END
 FROM nodes n
 WHERE (n.stopped_at IS NULL AND n.recovered_at IS NULL)
-	OR n.heartbeat_at > now() - $2 * interval '1 microsecond'
+	OR n.heartbeat_at > now() - $1 * interval '1 microsecond'
 ORDER BY n.id, n.incarnation`
 
 // Nodes lists the nodes of the cluster from its nodes and leases rows.
@@ -29,7 +32,7 @@ func (s *Store) Nodes(ctx context.Context, p store.NodesParams) ([]store.NodeInf
 	var out []store.NodeInfo
 	err := s.View(ctx, func(r store.Reader) error {
 		t := r.(*txn)
-		rows, err := t.tx.Query(ctx, nodesQuery, p.TTL.Microseconds(), p.Keep.Microseconds())
+		rows, err := t.tx.Query(ctx, nodesQuery, p.Keep.Microseconds())
 		if err != nil {
 			return err
 		}
@@ -37,7 +40,7 @@ func (s *Store) Nodes(ctx context.Context, p store.NodesParams) ([]store.NodeInf
 			var n store.NodeInfo
 			var incarnation, queues int64
 			var inFlight int32
-			err := row.Scan(&incarnation, &n.ID, &n.Address, &n.StartedAt, &n.HeartbeatAt, &inFlight, &n.Alive, &queues)
+			err := row.Scan(&incarnation, &n.ID, &n.Address, &n.StartedAt, &n.HeartbeatAt, &inFlight, &n.Alive, &queues, &n.State)
 			n.Incarnation, n.Queues, n.InFlight = uint64(incarnation), int(queues), int(inFlight)
 			n.StartedAt, n.HeartbeatAt = n.StartedAt.UTC(), n.HeartbeatAt.UTC()
 			return n, err
