@@ -366,18 +366,6 @@ func (c *cluster) settled() bool {
 	return counts[domain.StatusTBDL]+counts[domain.StatusDLNG]+counts[domain.StatusWAIT]+counts[domain.StatusPEND] == 0
 }
 
-// leased lists the queues whose lease names a node.
-func (c *cluster) leased(id string) []string {
-	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-	defer cancel()
-	rows, err := c.db.Query(ctx, `SELECT queue FROM leases WHERE node = $1 ORDER BY queue`, id)
-	require.NoError(c.t, err)
-	qs, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	require.NoError(c.t, err)
-	return qs
-}
-
 // histories returns the status changes of every message, oldest first.
 func (c *cluster) histories() map[string][]domain.HistoryEntry {
 	c.t.Helper()
