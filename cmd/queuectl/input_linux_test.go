@@ -161,7 +161,7 @@ func TestWaitForInputEndsOnSignal(t *testing.T) {
 			stdin.Close()
 			waitReadingStdin(t, cmd.Process.Pid)
 			require.NoError(t, cmd.Process.Signal(tt.sig))
-			require.Equal(t, 130, waitExit(t, cmd, time.Second), "stderr: %s", stderr)
+			require.Equal(t, 130, waitExit(t, cmd, waitLimit), "stderr: %s", stderr)
 			require.Contains(t, stderr.String(), "queuectl: interrupted\n")
 		})
 	}
@@ -179,7 +179,7 @@ func TestWaitForInputEndsOnTimeout(t *testing.T) {
 		_, tty := openPTY(t)
 		cmd, stderr := b.command(tty, args...)
 		require.NoError(t, cmd.Start())
-		require.Equal(t, 6, waitExit(t, cmd, 2*time.Second), "stderr: %s", stderr)
+		require.Equal(t, 6, waitExit(t, cmd, waitLimit), "stderr: %s", stderr)
 		require.Contains(t, stderr.String(), "queuectl: timed out (see --timeout)")
 	}
 }

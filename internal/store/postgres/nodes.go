@@ -16,8 +16,10 @@ var _ store.NodeLister = (*Store)(nil)
 // $1 microseconds. An incarnation is alive while it is unsettled and its
 // last heartbeat's expiry (its time plus the node's cluster.lease_ttl) lies
 // ahead — the rule that fences the node's writes; its queues are the leases
-// it holds that have not expired.
-const nodesQuery = `SELECT n.incarnation, n.id, n.address, n.started_at, n.heartbeat_at, n.in_flight,
+// it holds that have not expired. One that left or was recovered has
+// nothing in flight any more, whatever its last heartbeat said.
+const nodesQuery = `SELECT n.incarnation, n.id, n.address, n.started_at, n.heartbeat_at,
+	CASE WHEN n.stopped_at IS NULL AND n.recovered_at IS NULL THEN n.in_flight ELSE 0 END,
 	n.stopped_at IS NULL AND n.recovered_at IS NULL AND n.expires_at > now(),
 	(SELECT count(*) FROM leases l WHERE l.incarnation = n.incarnation AND l.expires_at > now()),
 	CASE WHEN n.stopped_at IS NOT NULL THEN 'stopped' WHEN n.recovered_at IS NOT NULL THEN 'recovered'
