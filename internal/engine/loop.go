@@ -312,8 +312,17 @@ func (l *loop) start(ctx context.Context) {
 		l.queued = l.queued[1:]
 		l.inflight++
 		go func() {
+			var err error
 			start := l.e.clock()
-			err := l.e.deliver(ctx, c)
+			if l.e.lease.await(ctx) {
+				start = l.e.clock()
+				err = l.e.deliver(ctx, c)
+			} else {
+				// Fenced: the engine stops and the message is the new
+				// owner's. Or a shutdown cancelled it before it began.
+				<-ctx.Done()
+				err = ctx.Err()
+			}
 			l.finished <- finished{claimed: c, err: err, took: l.e.clock().Sub(start)}
 		}()
 	}
