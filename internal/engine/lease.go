@@ -2,8 +2,11 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
+
+	"github.com/queuectl/queuectl/internal/store"
 )
 
 // lease is what the node knows of its own liveness (§11): the local,
@@ -59,24 +62,30 @@ func (l *lease) beat(start time.Time, fenced bool) {
 	l.verdict = make(chan struct{})
 }
 
-// await returns true once the lease is known fresh, waiting for heartbeats
-// as long as it is not; it returns false when the node was fenced or ctx
-// ended.
-func (l *lease) await(ctx context.Context) bool {
+// await returns nil once the lease is known fresh, waiting for heartbeats
+// as long as it is not. It returns an error wrapping store.ErrFenced when a
+// heartbeat found the node fenced — the engine stops, and the message is
+// the new owner's — or ctx's error when ctx ended first; the receiver is
+// not called then, and the outcome the loop makes of the error is refused
+// by the store (fenced) or hands the message back (shutdown).
+func (l *lease) await(ctx context.Context) error {
 	for {
 		l.mu.Lock()
 		fenced, fresh, verdict := l.fenced, l.now().Sub(l.fresh) < l.ttl, l.verdict
 		l.mu.Unlock()
 		switch {
 		case fenced:
-			return false
+			return errStale
 		case fresh:
-			return true
+			return nil
 		}
 		select {
 		case <-verdict:
 		case <-ctx.Done():
-			return false
+			return ctx.Err()
 		}
 	}
 }
+
+// errStale is why a worker of a fenced node did not deliver.
+var errStale = fmt.Errorf("not delivered: this node's lease expired and a heartbeat found it fenced: %w", store.ErrFenced)

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/queuectl/queuectl/internal/store"
 )
 
 // TestLeaseFreshness checks when a worker may call a receiver: while the
@@ -18,28 +20,28 @@ func TestLeaseFreshness(t *testing.T) {
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 
-	require.False(t, l.await(cancelled), "never proved alive")
+	require.Error(t, l.await(cancelled), "never proved alive")
 	l.alive(now)
-	require.True(t, l.await(cancelled), "just joined")
+	require.NoError(t, l.await(cancelled), "just joined")
 
 	// Paused past the TTL: a worker waits for a heartbeat's verdict.
 	before := now
 	now = now.Add(11 * time.Second)
-	require.False(t, l.await(cancelled), "stale: waits for a heartbeat")
+	require.Error(t, l.await(cancelled), "stale: waits for a heartbeat")
 	// A heartbeat begun before the pause proves nothing about now.
 	l.beat(before.Add(time.Second), false)
-	require.False(t, l.await(cancelled), "a heartbeat begun before the pause")
+	require.Error(t, l.await(cancelled), "a heartbeat begun before the pause")
 
 	// The worker waits; the next heartbeat succeeds: it delivers.
-	got := make(chan bool)
+	got := make(chan error)
 	go func() { got <- l.await(context.Background()) }()
 	l.beat(now, false)
-	require.True(t, <-got, "alive after the heartbeat")
+	require.NoError(t, <-got, "alive after the heartbeat")
 
 	// Stale again; the heartbeat finds the node fenced: it never delivers.
 	now = now.Add(time.Minute)
 	go func() { got <- l.await(context.Background()) }()
 	l.beat(now, true)
-	require.False(t, <-got, "fenced")
-	require.False(t, l.await(context.Background()), "fenced stays fenced")
+	require.ErrorIs(t, <-got, store.ErrFenced, "fenced")
+	require.ErrorIs(t, l.await(context.Background()), store.ErrFenced, "fenced stays fenced")
 }

@@ -314,14 +314,9 @@ func (l *loop) start(ctx context.Context) {
 		go func() {
 			var err error
 			start := l.e.clock()
-			if l.e.lease.await(ctx) {
+			if err = l.e.lease.await(ctx); err == nil {
 				start = l.e.clock()
 				err = l.e.deliver(ctx, c)
-			} else {
-				// Fenced: the engine stops and the message is the new
-				// owner's. Or a shutdown cancelled it before it began.
-				<-ctx.Done()
-				err = ctx.Err()
 			}
 			l.finished <- finished{claimed: c, err: err, took: l.e.clock().Sub(start)}
 		}()

@@ -53,15 +53,17 @@ func (e *Engine) heartbeatLoop(ctx context.Context, node store.Node) error {
 	// (the node would miss its own lease). A dead node the recovery under
 	// way does not take is listed again by a later heartbeat.
 	dead := make(chan []store.Node)
+	rctx, stop := context.WithCancel(ctx)
 	var recovering sync.WaitGroup
 	defer recovering.Wait()
+	defer stop()
 	recovering.Go(func() {
 		for {
 			select {
-			case <-ctx.Done():
+			case <-rctx.Done():
 				return
 			case d := <-dead:
-				if err := e.recoverDead(ctx, node, d); err != nil && ctx.Err() == nil {
+				if err := e.recoverDead(rctx, node, d); err != nil && rctx.Err() == nil {
 					e.log.Error("crash recovery of a dead node failed", "err", err)
 				}
 			}

@@ -192,20 +192,15 @@ const shareSQL = `SELECT ceil(count(*)::numeric / ` + liveNodes + `)::bigint,
 	FROM leases l JOIN queues q ON q.name = l.queue`
 
 // takeSQL takes for incarnation $1 of node $2 up to $3 queues, with work
-// or without ($4), in name order, that are free — or, with dead, whose
-// holder is dead. Taking a lease increments its epoch: the outcomes of the
-// former holder no longer apply.
-func takeSQL(dead bool) string {
-	cond := `f.expires_at <= now()`
-	if dead {
-		cond = `NOT (f.incarnation = $1 AND f.expires_at > now()) AND (f.expires_at <= now() OR
-			NOT EXISTS (SELECT 1 FROM nodes n WHERE n.incarnation = f.incarnation AND ` + alive + `))`
-	}
-	return `UPDATE leases l SET node = $2, incarnation = $1, epoch = l.epoch + 1, expires_at = 'infinity', releasing = false
-		WHERE l.queue IN (SELECT f.queue FROM leases f JOIN queues q ON q.name = f.queue
-			WHERE ` + cond + ` AND ` + busy + ` = $4
-			ORDER BY f.queue LIMIT $3 FOR UPDATE OF f SKIP LOCKED)`
-}
+// or without ($4), in name order, that are free or whose holder is dead.
+// Taking a lease increments its epoch: the outcomes of the former holder
+// no longer apply.
+const takeSQL = `UPDATE leases l SET node = $2, incarnation = $1, epoch = l.epoch + 1, expires_at = 'infinity', releasing = false
+	WHERE l.queue IN (SELECT f.queue FROM leases f JOIN queues q ON q.name = f.queue
+		WHERE NOT (f.incarnation = $1 AND f.expires_at > now()) AND (f.expires_at <= now() OR
+			NOT EXISTS (SELECT 1 FROM nodes n WHERE n.incarnation = f.incarnation AND ` + alive + `))
+			AND ` + busy + ` = $4
+		ORDER BY f.queue LIMIT $3 FOR UPDATE OF f SKIP LOCKED)`
 
 // adoptLimit is how many free queues, with work or without ($3),
 // incarnation $1 may take in a claim: none while no lease is free or the
@@ -257,7 +252,7 @@ func (t *txn) balance(n store.Node) (int, error) {
 		if take.limit <= 0 {
 			continue
 		}
-		tag, err := t.tx.Exec(t.ctx, takeSQL(true), inc, clean(n.ID), take.limit, take.busy)
+		tag, err := t.tx.Exec(t.ctx, takeSQL, inc, clean(n.ID), take.limit, take.busy)
 		if err != nil {
 			return 0, fmt.Errorf("take queues: %w", err)
 		}
