@@ -237,25 +237,7 @@ func TestServeSurvivesRandomKills(t *testing.T) {
 
 	// EOIO: per receiver and app queue, each message reached the receiver
 	// for the first time only after the one sent before it.
-	position := map[string]int{}
-	count := map[string]int{}
-	for _, m := range msgs {
-		if m.AppQueue != "" {
-			position[m.Payload] = count[m.AppQueue]
-			count[m.AppQueue]++
-		}
-	}
-	seen := map[string]bool{}
-	next := map[string]int{}
-	for _, d := range r.ledger.order {
-		if d.appQueue == "-" || seen[d.key()] {
-			continue
-		}
-		seen[d.key()] = true
-		q := d.receiver + "/" + d.appQueue
-		require.Equal(t, next[q], position[d.payload], "%s reached %s out of order", d.payload, q)
-		next[q]++
-	}
+	r.requireFirstCompletionsInOrder(msgs)
 }
 
 // TestServeStopHandsBackSlowDelivery stops serve with SIGTERM while a

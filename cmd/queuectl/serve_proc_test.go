@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -44,14 +45,23 @@ func (l *serveLog) String() string {
 
 // record returns the first complete log line with this msg, decoded, or nil.
 func (l *serveLog) record(msg string) map[string]any {
+	if recs := l.records(msg); len(recs) > 0 {
+		return recs[0]
+	}
+	return nil
+}
+
+// records returns the complete log lines with this msg, decoded.
+func (l *serveLog) records(msg string) []map[string]any {
+	var recs []map[string]any
 	lines := strings.Split(l.String(), "\n")
 	for _, line := range lines[:len(lines)-1] {
 		var rec map[string]any
 		if json.Unmarshal([]byte(line), &rec) == nil && rec["msg"] == msg {
-			return rec
+			recs = append(recs, rec)
 		}
 	}
-	return nil
+	return recs
 }
 
 // generation is one `queuectl serve` process of a rig, in a process group
@@ -68,35 +78,50 @@ type generation struct {
 	inFlight map[string]delivery // its deliveries started and not done, by key
 }
 
-// start lists the store and starts serve. Of the expected keys, those whose
-// outbound message is not yet DLVD are the generation's to do.
-func (r *rig) start(expected map[string]bool) *generation {
+// start lists the store and starts serve, with these flags added. Of the
+// expected keys, those whose outbound message is not yet DLVD are the
+// generation's to do.
+func (r *rig) start(expected map[string]bool, flags ...string) *generation {
 	r.t.Helper()
-	g := &generation{r: r, log: &serveLog{wrote: make(chan struct{}, 1)}, exited: make(chan struct{}),
+	g := &generation{r: r, log: &serveLog{wrote: r.wake}, exited: make(chan struct{}),
 		todo: map[string]bool{}, done: map[string]bool{}, inFlight: map[string]delivery{}}
 	for k := range expected {
 		g.todo[k] = true
 	}
-	for _, m := range r.messages() {
+	for _, m := range r.listIf(len(expected) > 0) {
 		if m.Stage == domain.Outbound && m.Status == domain.StatusDLVD {
 			delete(g.todo, r.keyOf(m))
 		}
 	}
-	g.cmd = exec.Command(r.bin, "--db", r.db, "--config", r.config, "serve", "--log-format", "json")
+	args := append(slices.Clip(r.store), "--config", r.config, "serve", "--log-format", "json")
+	g.cmd = exec.Command(r.bin, append(args, flags...)...)
 	g.cmd.Env = r.env
 	g.cmd.Stderr = g.log
 	g.cmd.SysProcAttr = serveProcAttr()
 	require.NoError(r.t, g.cmd.Start())
 	g.pid = g.cmd.Process.Pid
+	r.gens = append(r.gens, g)
 	go func() {
 		_ = g.cmd.Wait() // the test reads the outcome from ProcessState
 		close(g.exited)
+		select {
+		case r.wake <- struct{}{}:
+		default:
+		}
 	}()
 	r.t.Cleanup(func() {
 		g.killGroup()
 		<-g.exited
 	})
 	return g
+}
+
+// listIf lists every message of the store if asked to, and nothing else.
+func (r *rig) listIf(list bool) []domain.Message {
+	if !list {
+		return nil
+	}
+	return r.messages()
 }
 
 // happening is what a generation waits for next: a receiver report, new
@@ -114,10 +139,10 @@ func (g *generation) next() happening {
 	timer := time.NewTimer(waitLimit)
 	defer timer.Stop()
 	select {
-	case line := <-g.r.reports:
-		d, err := parseDelivery(line)
+	case rep := <-g.r.reports:
+		d, err := parseDelivery(rep)
 		require.NoError(g.r.t, err)
-		g.account(d)
+		g.r.account(d)
 		return happening{report: &d}
 	case <-g.log.wrote:
 		return happening{logged: true}
@@ -130,15 +155,31 @@ func (g *generation) next() happening {
 	return happening{}
 }
 
-// account records a report in the rig's ledger and, when this generation's
-// serve ran the delivery, in the generation.
-func (g *generation) account(d delivery) {
+// account records a report in the rig's ledger and in the generation whose
+// serve ran the delivery.
+func (r *rig) account(d delivery) {
 	if d.done {
-		g.r.ledger.add(d)
+		r.ledger.add(d)
+	} else {
+		r.ledger.starts = append(r.ledger.starts, d)
 	}
-	if d.serve != g.pid {
-		return
+	if g := r.servedBy(d); g != nil {
+		g.account(d)
 	}
+}
+
+// servedBy is the generation whose serve ran a delivery, or nil.
+func (r *rig) servedBy(d delivery) *generation {
+	for _, g := range r.gens {
+		if g.pid == d.serve {
+			return g
+		}
+	}
+	return nil
+}
+
+// account records a delivery that this generation's serve ran.
+func (g *generation) account(d delivery) {
 	if d.done {
 		delete(g.inFlight, d.key())
 		g.done[d.key()] = true

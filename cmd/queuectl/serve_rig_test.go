@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -71,19 +72,35 @@ type rigOptions struct {
 	workers         int
 	crashes         int // engine.blacklisting.crashes
 	shutdownTimeout time.Duration
+	// store is the URL of a PostgreSQL store, for a cluster of serve
+	// processes; empty: a bbolt file of the test's own.
+	store string
+	// heartbeat and leaseTTL are cluster.heartbeat and cluster.lease_ttl,
+	// when they are set.
+	heartbeat, leaseTTL time.Duration
 }
 
 // rig is one store and configuration, shared by the serve processes a test
-// starts one after another, and the receiver they deliver to.
+// starts, one after another on a bbolt file or side by side on PostgreSQL,
+// and the receiver they deliver to.
 type rig struct {
 	t        *testing.T
 	bin      string
-	db       string
+	store    []string // the flags that name the store
+	pg       string   // the store's URL when it is PostgreSQL
 	config   string
 	env      []string
-	reports  chan string       // lines of the events FIFO
+	reports  chan report       // lines of the events FIFO
+	wake     chan struct{}     // holds a token after a serve logged or exited
 	payloads map[string]string // payload by inbound message id
 	ledger   ledger
+	gens     []*generation // the serve processes started, in order
+}
+
+// report is one line of the events FIFO and when the test read it.
+type report struct {
+	line string
+	at   time.Time
 }
 
 // newRig writes the receiver script and a configuration in which WMS and
@@ -95,14 +112,16 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	dir := t.TempDir()
 	r := &rig{
 		t: t, bin: bin,
-		db:     filepath.Join(dir, "queuectl.db"),
+		store:  []string{"--db", filepath.Join(dir, "queuectl.db")},
+		pg:     o.store,
 		config: filepath.Join(dir, "config.yaml"),
 		env: append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, ".config"),
 			"XDG_DATA_HOME="+filepath.Join(dir, ".data"), "NO_COLOR=1",
 			// Under the race detector a process waits a second before it
 			// exits, to catch late reports; queuectl's processes need not.
 			"GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0")),
-		reports:  make(chan string, 256),
+		reports:  make(chan report, 1024),
+		wake:     make(chan struct{}, 1),
 		payloads: map[string]string{},
 		ledger:   ledger{times: map[string]int{}, ids: map[string]bool{}},
 	}
@@ -125,6 +144,12 @@ receivers:
 routes:
   - {sender: ERP, receivers: [WMS, ARCHIVE]}
 `, o.workers, o.shutdownTimeout, o.crashes, command, command)
+	if o.store != "" {
+		r.store = []string{"--store", o.store}
+	}
+	if o.heartbeat > 0 {
+		config += fmt.Sprintf("cluster: {heartbeat: %s, lease_ttl: %s}\n", o.heartbeat, o.leaseTTL)
+	}
 	require.NoError(t, os.WriteFile(r.config, []byte(config), 0o644))
 
 	// Opened read-write, the FIFO opens without waiting for a writer, and
@@ -137,7 +162,7 @@ routes:
 		sc := bufio.NewScanner(f)
 		for sc.Scan() {
 			select {
-			case r.reports <- sc.Text():
+			case r.reports <- report{line: sc.Text(), at: time.Now()}:
 			case <-stop:
 				return
 			}
@@ -155,7 +180,7 @@ routes:
 // stdout; it fails the test unless the command succeeds.
 func (r *rig) queuectl(stdin string, args ...string) []byte {
 	r.t.Helper()
-	cmd := exec.Command(r.bin, append([]string{"--db", r.db, "--config", r.config}, args...)...)
+	cmd := exec.Command(r.bin, append(append(slices.Clip(r.store), "--config", r.config), args...)...)
 	cmd.Env = r.env
 	cmd.Stdin = strings.NewReader(stdin)
 	var stderr bytes.Buffer
@@ -190,7 +215,8 @@ func (r *rig) send(msgs []sendLine) {
 	}
 }
 
-// messages lists every message of the store; serve must not be running.
+// messages lists every message of the store; on a bbolt file, serve must
+// not be running.
 func (r *rig) messages() []domain.Message {
 	r.t.Helper()
 	var ms []domain.Message
@@ -198,7 +224,8 @@ func (r *rig) messages() []domain.Message {
 	return ms
 }
 
-// queues lists the queues of the store; serve must not be running.
+// queues lists the queues of the store; on a bbolt file, serve must not be
+// running.
 func (r *rig) queues() []domain.Queue {
 	r.t.Helper()
 	var qs []domain.Queue
@@ -227,11 +254,13 @@ type delivery struct {
 	serve    int // pid of the serve process that ran the script
 	appQueue string
 	payload  string
+	at       time.Time // when the test read the report
 }
 
 func (d delivery) key() string { return key(d.receiver, d.payload) }
 
-func parseDelivery(line string) (delivery, error) {
+func parseDelivery(rep report) (delivery, error) {
+	line := rep.line
 	f := strings.Fields(line)
 	if len(f) == 7 {
 		// An empty payload: the script read none because serve died
@@ -248,7 +277,7 @@ func parseDelivery(line string) (delivery, error) {
 		return delivery{}, fmt.Errorf("receiver report %q: %v", line, err)
 	}
 	return delivery{done: f[0] == "done", gate: gate, id: f[2], receiver: f[3], attempt: attempt,
-		serve: serve, appQueue: f[6], payload: f[7]}, nil
+		serve: serve, appQueue: f[6], payload: f[7], at: rep.at}, nil
 }
 
 // release lets a held delivery go on. The sleep that holds it is gone when
@@ -268,6 +297,8 @@ type ledger struct {
 	times map[string]int  // by key: how many deliveries ended well
 	ids   map[string]bool // the outbound messages delivered
 	order []delivery      // the deliveries in the order they ended
+	// starts are the deliveries in the order they started.
+	starts []delivery
 }
 
 func (l *ledger) add(d delivery) {

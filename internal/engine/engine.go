@@ -48,6 +48,9 @@ type Options struct {
 	// Clock measures how long deliveries take; default time.Now. Tests
 	// move it by hand.
 	Clock func() time.Time
+	// Monotonic is the local clock the engine measures its lease's
+	// freshness on; default time.Now. Tests move it by hand.
+	Monotonic func() time.Time
 	// Observe, if set, hears every change the engine made, once it is
 	// durable: serve feeds its metrics and its readiness from it, the demo
 	// and the tests wait on it. It is called from the engine's goroutines,
@@ -101,6 +104,9 @@ type Engine struct {
 
 	// inFlight is how many messages the node has DLNG, for heartbeats.
 	inFlight atomic.Int64
+	// lease says whether the node's lease is known fresh: workers call
+	// receivers only while it is.
+	lease *lease
 	// recovered says crash recovery returned blacklist candidates: the
 	// claim loop delivers them first, each alone.
 	recovered atomic.Bool
@@ -119,6 +125,7 @@ func New(opts Options) (*Engine, error) {
 		receivers: opts.Receivers, observe: opts.Observe, clock: opts.Clock, poke: make(chan struct{}, 1),
 		checkPoke: make(chan struct{}, 1),
 	}
+	e.lease = newLease(e.cfg.LeaseTTL, opts.Monotonic)
 	if e.clock == nil {
 		e.clock = time.Now
 	}
@@ -181,11 +188,13 @@ func (e *Engine) emit(ev Event) {
 // crash, as are claimed messages not yet started.
 func (e *Engine) Run(ctx context.Context) error {
 	bg := context.WithoutCancel(ctx)
+	joinedAt := e.lease.now()
 	joined, err := e.st.Join(bg, store.JoinParams{ID: e.node, Address: e.cfg.Address, TTL: e.cfg.LeaseTTL})
 	if err != nil {
 		return fmt.Errorf("join the store: %w", err)
 	}
 	node := joined.Node
+	e.lease.alive(joinedAt)
 	if err := e.recoverDead(bg, node, joined.Dead); err != nil {
 		return fmt.Errorf("crash recovery: %w", err)
 	}

@@ -45,6 +45,10 @@ type testBundle struct {
 	now  func() time.Time
 	rand func(n int) int
 	hook func(engine.Event)
+	// wrap, if set, puts a store of the test's between the engine and
+	// the bundle's store; monotonic replaces the engine's lease clock.
+	wrap      func(engine.Store) engine.Store
+	monotonic func() time.Time
 
 	eng  *engine.Engine
 	stop context.CancelFunc
@@ -113,9 +117,13 @@ func (b *testBundle) start(t *testing.T) {
 	cfg.NodeID = "test-node"
 	receivers, err := receiver.Build(b.cfg.Receivers)
 	require.NoError(t, err)
+	var st engine.Store = b.st
+	if b.wrap != nil {
+		st = b.wrap(st)
+	}
 	eng, err := engine.New(engine.Options{
-		Store: b.st, Config: cfg, Receivers: receivers, Rand: b.rand, Clock: clockOf(b.now),
-		Observe: b.record, Logger: slog.New(&logRecorder{b: b}),
+		Store: st, Config: cfg, Receivers: receivers, Rand: b.rand, Clock: clockOf(b.now),
+		Monotonic: b.monotonic, Observe: b.record, Logger: slog.New(&logRecorder{b: b}),
 	})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -312,8 +312,12 @@ func (l *loop) start(ctx context.Context) {
 		l.queued = l.queued[1:]
 		l.inflight++
 		go func() {
+			var err error
 			start := l.e.clock()
-			err := l.e.deliver(ctx, c)
+			if err = l.e.lease.await(ctx); err == nil {
+				start = l.e.clock()
+				err = l.e.deliver(ctx, c)
+			}
 			l.finished <- finished{claimed: c, err: err, took: l.e.clock().Sub(start)}
 		}()
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/queuectl/queuectl/internal/domain"
@@ -47,15 +48,38 @@ func (e *Engine) heartbeatLoop(ctx context.Context, node store.Node) error {
 	t := time.NewTicker(e.cfg.Heartbeat)
 	defer t.Stop()
 	held := 0 // the queues held at the last heartbeat: log when it changes
+	// Crash recovery runs beside the heartbeats: it may wait for the locks
+	// of a node frozen inside a transaction, which the heartbeats must not
+	// (the node would miss its own lease). A dead node the recovery under
+	// way does not take is listed again by a later heartbeat.
+	dead := make(chan []store.Node)
+	rctx, stop := context.WithCancel(ctx)
+	var recovering sync.WaitGroup
+	defer recovering.Wait()
+	defer stop()
+	recovering.Go(func() {
+		for {
+			select {
+			case <-rctx.Done():
+				return
+			case d := <-dead:
+				if err := e.recoverDead(rctx, node, d); err != nil && rctx.Err() == nil {
+					e.log.Error("crash recovery of a dead node failed", "err", err)
+				}
+			}
+		}
+	})
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
 		}
+		start := e.lease.now()
 		res, err := e.st.Heartbeat(ctx, store.HeartbeatParams{Node: node, TTL: e.cfg.LeaseTTL, InFlight: int(e.inFlight.Load())})
 		switch {
 		case errors.Is(err, store.ErrFenced):
+			e.lease.beat(start, true)
 			return err
 		case err != nil && ctx.Err() == nil:
 			e.log.Error("heartbeat failed", "err", err)
@@ -63,6 +87,7 @@ func (e *Engine) heartbeatLoop(ctx context.Context, node store.Node) error {
 		case err != nil:
 			return nil
 		}
+		e.lease.beat(start, false)
 		if res.Queues != held {
 			e.log.Info("queues held", "node", e.node, "queues", res.Queues, "before", held)
 			held = res.Queues
@@ -70,8 +95,11 @@ func (e *Engine) heartbeatLoop(ctx context.Context, node store.Node) error {
 		for _, d := range res.Dead {
 			e.log.Warn("node dead: taking over its queues", "node", e.node, "dead_node", d.ID, "incarnation", d.Incarnation)
 		}
-		if err := e.recoverDead(ctx, node, res.Dead); err != nil && ctx.Err() == nil {
-			e.log.Error("crash recovery of a dead node failed", "err", err)
+		if len(res.Dead) > 0 {
+			select {
+			case dead <- res.Dead:
+			default: // a recovery is under way
+			}
 		}
 	}
 }

@@ -44,8 +44,11 @@ func openStore(ctx context.Context, f *cmdutil.Factory, c *config.Config, listen
 				"give --listen 127.0.0.1:7870 (or server.listen in the config file); commands on this host can use --store directly")
 		}
 		// One connection per worker, the claim loop, the heartbeat and
-		// the API's requests.
-		st, err := postgres.Open(ctx, loc.Postgres, postgres.Options{Migrate: true, MaxConns: int32(c.Engine.Workers) + 8})
+		// the API's requests. A node frozen inside a transaction has
+		// its session ended well within the lease TTL, so that its locks
+		// stop no other node.
+		st, err := postgres.Open(ctx, loc.Postgres, postgres.Options{Migrate: true, MaxConns: int32(c.Engine.Workers) + 8,
+			LeaseTTL: c.Cluster.LeaseTTL})
 		if err != nil {
 			return nil, err
 		}

@@ -72,24 +72,12 @@ type claimer struct {
 	waited bool
 }
 
-// adoptSQL takes, for incarnation $1 of node $2, free leases up to the
-// node's fair share: a new queue, or one a node gave up, waits for no
-// heartbeat. The share is computed only when a lease is free.
-const adoptSQL = `UPDATE leases l SET node = $2, incarnation = $1, epoch = l.epoch + 1, expires_at = 'infinity'
-	WHERE l.queue IN (SELECT f.queue FROM leases f WHERE f.expires_at <= now() ORDER BY f.queue
-		LIMIT (SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM leases WHERE expires_at <= now())
-				OR NOT EXISTS (SELECT 1 FROM nodes n WHERE n.incarnation = $1 AND ` + alive + `) THEN 0
-			ELSE greatest(0, ceil((SELECT count(*) FROM leases)::numeric /
-				greatest(1, (SELECT count(*) FROM nodes n WHERE ` + alive + `))) -
-				(SELECT count(*) FROM leases WHERE incarnation = $1 AND expires_at > now()))::bigint END)
-		FOR UPDATE SKIP LOCKED)`
-
 // heldSQL lists the leases incarnation $1 holds on queues with work, or
 // that this transaction changed ($2), and locks them FOR SHARE until
 // commit: no node takes them over, and their holder gives none of them up,
 // while the claim and its outcomes are under way.
 const heldSQL = `SELECT l.queue, l.epoch, q.stage FROM leases l JOIN queues q ON q.name = l.queue
-	WHERE l.incarnation = $1 AND l.expires_at > now() AND NOT q.stopped
+	WHERE l.incarnation = $1 AND l.expires_at > now() AND NOT l.releasing AND NOT q.stopped
 		AND (q.n_tbdl > 0 OR q.n_wait > 0 OR q.name = ANY($2))
 	ORDER BY l.queue FOR SHARE OF l`
 
@@ -151,7 +139,7 @@ func (c *claimer) leases(fence bool, pre *pgx.Batch) error {
 	if fence {
 		check = queueFence(b, c.p.Node)
 	}
-	b.Queue(adoptSQL, inc, clean(c.p.Node.ID))
+	queueAdopt(b, inc, clean(c.p.Node.ID))
 	held := map[string]lease{}
 	b.Queue(heldSQL, inc, slices.Collect(maps.Keys(c.t.queues))).Query(func(rows pgx.Rows) error {
 		var name string

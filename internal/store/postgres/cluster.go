@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -30,12 +31,28 @@ import (
 // what the old holder claimed it records itself, under the epoch that is
 // still the queue's, and the new holder claims only what is TBDL.
 //
-// Balancing: a heartbeat computes the fair share, ceil(queues / live
-// nodes). Below it, the node takes free queues and those of dead nodes;
-// above it, it frees queues (in which it has nothing in flight) for others
-// to take at once. A claim, too, takes free queues while its node is below
-// its share, so that a new queue (or one given up) waits for no heartbeat;
-// the commit that frees a queue notifies the nodes, whose next claim takes it.
+// Balancing counts work, not only queues: a heartbeat computes two fair
+// shares, ceil(queues with work / live nodes) and ceil(queues / live
+// nodes), where a queue has work while it has open messages (TBDL, DLNG,
+// WAIT, HOLD, NDLV, from the counters of its queues row). Below its share
+// of queues with work, a node takes free ones with work and those of dead
+// nodes; below its share of all queues, free ones without work. Over its
+// share of queues with work, it hands the surplus over in two phases: it
+// marks the leases releasing — its claims take nothing new from a
+// releasing queue, while what it has DLNG there is recorded under the
+// epoch that is still the queue's — and frees a releasing lease at a
+// heartbeat (this one or a later one) at which it has nothing of the queue
+// DLNG; the node that takes it increments the epoch and claims only TBDL.
+// Over its share of all queues, it frees queues without work at once. A
+// claim, too, takes free queues while its node is below its shares, those
+// with work first, so that a new queue (or one given up) waits for no
+// heartbeat; the commit that frees a queue notifies the nodes, whose next
+// claim takes it.
+//
+// A heartbeat waits for no other node for long: its statements run under
+// a lock_timeout, and a node frozen inside a transaction has its session
+// ended by the server (idle_in_transaction_session_timeout, Options.LeaseTTL
+// / 4), which frees its row locks long before its lease expires.
 
 // defaultTTL is the TTL of a node that joins without one (cluster.lease_ttl).
 const defaultTTL = 10 * time.Second
@@ -157,58 +174,137 @@ func (t *txn) dead() ([]store.Node, error) {
 	return dead, nil
 }
 
-// shareSQL computes, for incarnation $1, the fair share of queues and how
-// many it holds.
-const shareSQL = `SELECT ceil((SELECT count(*) FROM leases)::numeric /
-		greatest(1, (SELECT count(*) FROM nodes n WHERE ` + alive + `)))::bigint,
-	(SELECT count(*) FROM leases WHERE incarnation = $1 AND expires_at > now())`
+// busy is the condition on a row of queues (q) that the queue has work:
+// open messages (TBDL, DLNG, WAIT, HOLD, NDLV).
+const busy = `(q.n_tbdl + q.n_dlng + q.n_wait + q.n_hold + q.n_ndlv > 0)`
 
-// balance brings the leases node n holds to its fair share: it takes free
-// queues and those of dead nodes while below it, and frees, above it, the
-// queues in which it has nothing DLNG. It returns how many it took.
+// liveNodes counts the live nodes, at least 1.
+const liveNodes = `greatest(1, (SELECT count(*) FROM nodes n WHERE ` + alive + `))`
+
+// shareSQL computes, for incarnation $1, the fair shares of all queues and
+// of the queues with work, how many of each it holds, and how many of those
+// it holds it is handing over (releasing).
+const shareSQL = `SELECT ceil(count(*)::numeric / ` + liveNodes + `)::bigint,
+		ceil((count(*) FILTER (WHERE ` + busy + `))::numeric / ` + liveNodes + `)::bigint,
+		count(*) FILTER (WHERE l.incarnation = $1 AND l.expires_at > now()),
+		count(*) FILTER (WHERE l.incarnation = $1 AND l.expires_at > now() AND ` + busy + `),
+		count(*) FILTER (WHERE l.incarnation = $1 AND l.expires_at > now() AND l.releasing)
+	FROM leases l JOIN queues q ON q.name = l.queue`
+
+// takeSQL takes for incarnation $1 of node $2 up to $3 queues, with work
+// or without ($4), in name order, that are free or whose holder is dead.
+// Taking a lease increments its epoch: the outcomes of the former holder
+// no longer apply.
+const takeSQL = `UPDATE leases l SET node = $2, incarnation = $1, epoch = l.epoch + 1, expires_at = 'infinity', releasing = false
+	WHERE l.queue IN (SELECT f.queue FROM leases f JOIN queues q ON q.name = f.queue
+		WHERE NOT (f.incarnation = $1 AND f.expires_at > now()) AND (f.expires_at <= now() OR
+			NOT EXISTS (SELECT 1 FROM nodes n WHERE n.incarnation = f.incarnation AND ` + alive + `))
+			AND ` + busy + ` = $4
+		ORDER BY f.queue LIMIT $3 FOR UPDATE OF f SKIP LOCKED)`
+
+// adoptLimit is how many free queues, with work or without ($3),
+// incarnation $1 may take in a claim: none while no lease is free or the
+// node is not alive; else up to its share of those queues (with work), or
+// of all queues (without).
+const adoptLimit = `(SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM leases WHERE expires_at <= now())
+		OR NOT EXISTS (SELECT 1 FROM nodes n WHERE n.incarnation = $1 AND ` + alive + `) THEN 0
+	ELSE greatest(0, (SELECT ceil((count(*) FILTER (WHERE NOT $3 OR ` + busy + `))::numeric / ` + liveNodes + `)
+			- count(*) FILTER (WHERE l.incarnation = $1 AND l.expires_at > now() AND (NOT $3 OR ` + busy + `))
+		FROM leases l JOIN queues q ON q.name = l.queue))::bigint END)`
+
+// queueAdopt queues on b, for a claim of incarnation inc of node id, the
+// taking of free queues up to the node's shares — those with work first —
+// so that a new queue (or one given up) waits for no heartbeat.
+func queueAdopt(b *pgx.Batch, inc int64, id string) {
+	b.Queue(`UPDATE leases l SET node = $2, incarnation = $1, epoch = l.epoch + 1, expires_at = 'infinity', releasing = false
+		WHERE l.queue IN (SELECT f.queue FROM leases f JOIN queues q ON q.name = f.queue
+			WHERE f.expires_at <= now() AND `+busy+` = $3
+			ORDER BY f.queue LIMIT `+adoptLimit+` FOR UPDATE OF f SKIP LOCKED)`, inc, id, true)
+	b.Queue(`UPDATE leases l SET node = $2, incarnation = $1, epoch = l.epoch + 1, expires_at = 'infinity', releasing = false
+		WHERE l.queue IN (SELECT f.queue FROM leases f JOIN queues q ON q.name = f.queue
+			WHERE f.expires_at <= now() AND NOT `+busy+`
+			ORDER BY f.queue LIMIT `+strings.ReplaceAll(adoptLimit, "$3", "false")+` FOR UPDATE OF f SKIP LOCKED)`, inc, id)
+}
+
+// balance brings the leases node n holds to its fair shares, of the queues
+// with work and of all queues, and returns how many it took:
+//
+//   - below its share of the queues with work, it takes free ones with work
+//     (and those of dead nodes); below its share of all queues, free ones
+//     without work;
+//   - over its share of the queues with work, it marks its surplus
+//     releasing: its claims take nothing new from them, and once it has
+//     nothing of such a queue DLNG, it frees it, at this heartbeat or a
+//     later one, for a node below its share to take;
+//   - over its share of all queues, it frees queues without work in which
+//     it has nothing DLNG.
 func (t *txn) balance(n store.Node) (int, error) {
 	inc := int64(n.Incarnation)
-	var share, held int64
-	if err := t.tx.QueryRow(t.ctx, shareSQL, inc).Scan(&share, &held); err != nil {
+	var share, busyShare, held, heldBusy, releasing int64
+	if err := t.tx.QueryRow(t.ctx, shareSQL, inc).Scan(&share, &busyShare, &held, &heldBusy, &releasing); err != nil {
 		return 0, fmt.Errorf("balance queues: %w", err)
 	}
-	switch {
-	case held < share:
-		// Taking over a lease increments its epoch: the outcomes of
-		// the former holder no longer apply.
-		tag, err := t.tx.Exec(t.ctx, `UPDATE leases l SET node = $2, incarnation = $1, epoch = l.epoch + 1, expires_at = 'infinity'
-			WHERE l.queue IN (SELECT f.queue FROM leases f
-				WHERE NOT (f.incarnation = $1 AND f.expires_at > now()) AND (f.expires_at <= now() OR
-					NOT EXISTS (SELECT 1 FROM nodes n WHERE n.incarnation = f.incarnation AND `+alive+`))
-				ORDER BY f.queue LIMIT $3 FOR UPDATE SKIP LOCKED)`, inc, clean(n.ID), share-held)
+	took := int64(0)
+	for _, take := range []struct {
+		busy  bool
+		limit int64
+	}{{true, busyShare - heldBusy}, {false, share - held}} {
+		if take.limit <= 0 {
+			continue
+		}
+		tag, err := t.tx.Exec(t.ctx, takeSQL, inc, clean(n.ID), take.limit, take.busy)
 		if err != nil {
 			return 0, fmt.Errorf("take queues: %w", err)
 		}
-		return int(tag.RowsAffected()), nil
-	case held > share:
-		// First the locks, which wait for no claim (SKIP LOCKED): a
-		// claim under way keeps its lease. Then, in a statement that
-		// sees what the claims before committed, the queues with nothing
-		// of this node DLNG are freed.
-		rows, err := t.tx.Query(t.ctx, `SELECT queue FROM leases WHERE incarnation = $1 AND expires_at > now()
-			ORDER BY queue FOR UPDATE SKIP LOCKED`, inc)
-		if err != nil {
-			return 0, fmt.Errorf("give up queues: %w", err)
+		took += tag.RowsAffected()
+		held += tag.RowsAffected()
+		if take.busy {
+			heldBusy += tag.RowsAffected()
 		}
-		locked, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return 0, fmt.Errorf("give up queues: %w", err)
-		}
-		tag, err := t.tx.Exec(t.ctx, `UPDATE leases SET expires_at = '-infinity' WHERE queue IN (
-				SELECT l.queue FROM leases l WHERE l.queue = ANY($2) AND NOT EXISTS (
-					SELECT 1 FROM messages m WHERE m.status = 'DLNG' AND m.incarnation = $1 AND m.queue = l.queue)
-				ORDER BY l.queue DESC LIMIT $3)`, inc, locked, held-share)
-		if err != nil {
-			return 0, fmt.Errorf("give up queues: %w", err)
-		}
-		t.wake = t.wake || tag.RowsAffected() > 0
 	}
-	return 0, nil
+	surplus := heldBusy - busyShare - releasing
+	if surplus <= 0 && releasing == 0 && held <= share {
+		return int(took), nil
+	}
+	// First the locks, which wait for no claim (SKIP LOCKED): a claim under
+	// way keeps its lease. Then, in statements that see what the claims
+	// before committed, the leases are marked or freed.
+	rows, err := t.tx.Query(t.ctx, `SELECT queue FROM leases WHERE incarnation = $1 AND expires_at > now()
+		ORDER BY queue FOR UPDATE SKIP LOCKED`, inc)
+	if err != nil {
+		return 0, fmt.Errorf("give up queues: %w", err)
+	}
+	locked, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return 0, fmt.Errorf("give up queues: %w", err)
+	}
+	if surplus > 0 {
+		if _, err := t.tx.Exec(t.ctx, `UPDATE leases SET releasing = true WHERE queue IN (
+				SELECT l.queue FROM leases l JOIN queues q ON q.name = l.queue
+				WHERE l.queue = ANY($1) AND NOT l.releasing AND `+busy+`
+				ORDER BY l.queue DESC LIMIT $2)`, locked, surplus); err != nil {
+			return 0, fmt.Errorf("hand queues over: %w", err)
+		}
+	}
+	const nothingDLNG = `NOT EXISTS (SELECT 1 FROM messages m WHERE m.status = 'DLNG' AND m.incarnation = $1 AND m.queue = l.queue)`
+	tag, err := t.tx.Exec(t.ctx, `UPDATE leases SET expires_at = '-infinity', releasing = false WHERE queue IN (
+			SELECT l.queue FROM leases l WHERE l.queue = ANY($2) AND l.releasing AND `+nothingDLNG+`)`, inc, locked)
+	if err != nil {
+		return 0, fmt.Errorf("hand queues over: %w", err)
+	}
+	freed := tag.RowsAffected()
+	if held-freed > share {
+		tag, err := t.tx.Exec(t.ctx, `UPDATE leases SET expires_at = '-infinity' WHERE queue IN (
+				SELECT l.queue FROM leases l JOIN queues q ON q.name = l.queue
+				WHERE l.queue = ANY($2) AND NOT l.releasing AND NOT `+busy+` AND `+nothingDLNG+`
+				ORDER BY l.queue DESC LIMIT $3)`, inc, locked, held-freed-share)
+		if err != nil {
+			return 0, fmt.Errorf("give up queues: %w", err)
+		}
+		freed += tag.RowsAffected()
+	}
+	t.wake = t.wake || freed > 0
+	return int(took), nil
 }
 
 // Heartbeat renews the node's liveness (and with it its leases), balances
@@ -221,6 +317,14 @@ func (s *Store) Heartbeat(ctx context.Context, p store.HeartbeatParams) (*store.
 	var out *store.HeartbeatResult
 	var gained bool
 	err := s.engine(ctx, func(t *txn) error {
+		// A heartbeat waits for no other node for long: a lock held by a
+		// node frozen inside its transaction (its session ends after
+		// Options.LeaseTTL/4) fails this heartbeat, and the next tries
+		// again, well within the TTL.
+		if _, err := t.tx.Exec(t.ctx, `SELECT set_config('lock_timeout', $1, true)`,
+			fmt.Sprint(idleInTransaction(ttl).Milliseconds())); err != nil {
+			return fmt.Errorf("heartbeat of node %s: %w", p.Node.ID, err)
+		}
 		tag, err := t.tx.Exec(t.ctx, `UPDATE nodes n SET heartbeat_at = now(), expires_at = now() + $2 * interval '1 microsecond',
 			in_flight = $3 WHERE incarnation = $1 AND `+alive, int64(p.Node.Incarnation), microseconds(ttl), p.InFlight)
 		if err != nil {

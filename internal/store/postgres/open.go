@@ -30,6 +30,19 @@ type Options struct {
 	// lock, before the store is used (serve). Without it, Open refuses a
 	// database whose schema is not the one this build expects.
 	Migrate bool
+	// LeaseTTL is the cluster's cluster.lease_ttl (serve). With it, the
+	// server ends a session that stays idle inside a transaction for
+	// idleInTransaction(LeaseTTL): a node frozen inside a transaction (a
+	// SIGSTOP, a frozen virtual machine) loses its row locks long before
+	// its lease expires, so the live nodes that take its queues over never
+	// wait for it.
+	LeaseTTL time.Duration
+}
+
+// idleInTransaction is how long a session of a node with lease TTL ttl may
+// stay idle inside a transaction: a quarter of the TTL, at least 100ms.
+func idleInTransaction(ttl time.Duration) time.Duration {
+	return max(ttl/4, 100*time.Millisecond)
 }
 
 // unreachableHint tells the user what to do about a database that does not answer.
@@ -43,6 +56,9 @@ const unreachableHint = "check that PostgreSQL is running and that the store URL
 func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	s := &Store{wake: make(chan struct{}, 1)}
 	pool, target, err := connect(ctx, url, opts.MaxConns, func(cfg *pgxpool.Config) {
+		if opts.LeaseTTL > 0 {
+			cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = fmt.Sprint(idleInTransaction(opts.LeaseTTL).Milliseconds())
+		}
 		s.listen = cfg.ConnConfig.Copy()
 		s.listen.RuntimeParams["application_name"] += " wakeups"
 		cfg.ConnConfig.Tracer = roundTripTracer{&s.roundTrips}

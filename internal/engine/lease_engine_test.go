@@ -1,0 +1,110 @@
+package engine_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/engine"
+	"github.com/queuectl/queuectl/internal/store"
+)
+
+// gatedHeartbeats is a store whose heartbeats, once gated, each wait for
+// the verdict the test gives.
+type gatedHeartbeats struct {
+	engine.Store
+	mu      sync.Mutex
+	gated   bool
+	entered chan struct{}
+	verdict chan error
+}
+
+func (s *gatedHeartbeats) Heartbeat(ctx context.Context, p store.HeartbeatParams) (*store.HeartbeatResult, error) {
+	s.mu.Lock()
+	gated := s.gated
+	s.mu.Unlock()
+	if !gated {
+		return s.Store.Heartbeat(ctx, p)
+	}
+	select {
+	case s.entered <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case err := <-s.verdict:
+		if err != nil {
+			return nil, err
+		}
+		return s.Store.Heartbeat(ctx, p)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// TestStaleLeaseWaitsForHeartbeat: once more than cluster.lease_ttl passed
+// since the node's last heartbeat began (a pause), a claimed message is not
+// handed to its receiver until a heartbeat begun since succeeds; when that
+// heartbeat finds the node fenced, the engine stops without delivering it.
+func TestStaleLeaseWaitsForHeartbeat(t *testing.T) {
+	for _, fenced := range []bool{false, true} {
+		t.Run(map[bool]string{false: "alive", true: "fenced"}[fenced], func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			b.cfg.Cluster.Heartbeat = 5 * time.Millisecond
+			b.cfg.Cluster.LeaseTTL = time.Second
+			ep := b.newEndpoint(t, "WMS")
+			var mu sync.Mutex
+			var skew time.Duration
+			b.monotonic = func() time.Time {
+				mu.Lock()
+				defer mu.Unlock()
+				return time.Now().Add(skew)
+			}
+			st := &gatedHeartbeats{entered: make(chan struct{}), verdict: make(chan error)}
+			b.wrap = func(s engine.Store) engine.Store { st.Store = s; return st }
+			b.send(t, eo("WMS", "before"))
+			b.start(t)
+			b.waitFor(t, "the first delivery", func() bool { return len(ep.all()) == 1 })
+
+			// The node "pauses": heartbeats are held, its clock jumps past
+			// the TTL.
+			st.mu.Lock()
+			st.gated = true
+			st.mu.Unlock()
+			<-st.entered
+			mu.Lock()
+			skew = time.Minute
+			mu.Unlock()
+			// The heartbeat held began before the jump: its success
+			// proves nothing about now.
+			st.verdict <- nil
+			msg := b.send(t, eo("WMS", "after"))[0]
+			b.waitFor(t, "the message routed and its outbound claimed", func() bool {
+				out := b.outbound(t, msg.ID)
+				return len(out) == 1 && out[0].Status == domain.StatusDLNG
+			})
+			// The next heartbeat begins after the jump.
+			<-st.entered
+			require.Len(t, ep.all(), 1, "delivered with a stale lease")
+			if !fenced {
+				st.verdict <- nil
+				b.waitFor(t, "the delivery once the heartbeat succeeded", func() bool { return len(ep.all()) == 2 })
+				return
+			}
+			st.verdict <- store.ErrFenced
+			select {
+			case err := <-b.done:
+				b.done <- err // for the cleanup
+				require.ErrorIs(t, err, store.ErrFenced)
+			case <-time.After(deadline):
+				t.Fatalf("the fenced engine did not stop within %s", deadline)
+			}
+			require.Len(t, ep.all(), 1, "a fenced node delivered")
+		})
+	}
+}
