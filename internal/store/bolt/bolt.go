@@ -78,10 +78,8 @@ type Store struct {
 	clock func() time.Time
 	// wake carries EngineStore.Wakeups: a value after an Update committed.
 	wake chan struct{}
-	// claimFrom is, per stage, the queue the next claim starts at (claims
-	// take turns).
-	claimMu   sync.Mutex
-	claimFrom turns
+	// claims is where the next claim starts (queues take turns).
+	claims store.ClaimCursor
 	// serving is the engine incarnation of this process that joined and
 	// has not left: the one node of an embedded store (node list), which
 	// holds every queue's lease. Nil while no engine runs here.
@@ -107,7 +105,7 @@ func Open(path string, opts Options) (*Store, error) {
 		opts.Clock = time.Now
 	}
 	s := &Store{path: path, db: db, readOnly: opts.ReadOnly, group: &groupCommit{db: db}, wake: make(chan struct{}, 1),
-		clock: opts.Clock, claimFrom: turns{}}
+		clock: opts.Clock}
 	if err := db.View(func(tx *bbolt.Tx) error {
 		s.baseTxID = tx.ID()
 		return nil

@@ -24,30 +24,17 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) (*store.ClaimRes
 			return err
 		}
 		var err error
-		out, next, err = t.claim(p, s.turns())
+		out, next, err = t.claim(p, s.claims.Load())
 		return err
 	})
 	if err == nil {
-		s.setTurns(next)
+		s.claims.Store(next)
 	}
 	return out, err
 }
 
-// turns says, per stage, at which queue the next claim starts, so that
-// queues take turns.
-type turns map[domain.Stage]string
-
-func (s *Store) turns() turns {
-	s.claimMu.Lock()
-	defer s.claimMu.Unlock()
-	return maps.Clone(s.claimFrom)
-}
-
-func (s *Store) setTurns(t turns) {
-	s.claimMu.Lock()
-	s.claimFrom = t
-	s.claimMu.Unlock()
-}
+// turns is store.Turns: where the next claim starts.
+type turns = store.Turns
 
 // claimer is the state of one claim.
 type claimer struct {

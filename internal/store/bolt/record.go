@@ -52,11 +52,11 @@ func (s *Store) Record(ctx context.Context, p store.RecordParams) (*store.Record
 			return nil
 		}
 		var err error
-		out.Claim, next, err = t.claim(*p.Claim, s.turns())
+		out.Claim, next, err = t.claim(*p.Claim, s.claims.Load())
 		return err
 	})
 	if err == nil && p.Claim != nil {
-		s.setTurns(next)
+		s.claims.Store(next)
 	}
 	return out, err
 }

@@ -23,31 +23,18 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) (*store.ClaimRes
 	var next turns
 	err := s.engine(ctx, func(t *txn) error {
 		var err error
-		out, next, err = t.claim(p, s.turns(), true, nil)
+		out, next, err = t.claim(p, s.claims.Load(), true, nil)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.setTurns(next)
+	s.claims.Store(next)
 	return out, nil
 }
 
-// turns says, per stage, after which queue the next claim starts, so that
-// queues take turns.
-type turns map[domain.Stage]string
-
-func (s *Store) turns() turns {
-	s.claimMu.Lock()
-	defer s.claimMu.Unlock()
-	return maps.Clone(s.claimFrom)
-}
-
-func (s *Store) setTurns(t turns) {
-	s.claimMu.Lock()
-	s.claimFrom = t
-	s.claimMu.Unlock()
-}
+// turns is store.Turns: where the next claim starts.
+type turns = store.Turns
 
 // lease is a lease the claiming node holds, on a queue with work.
 type lease struct {

@@ -70,10 +70,8 @@ type Store struct {
 	stopListener context.CancelFunc
 	listenerDone chan struct{}
 
-	// claimMu guards claimFrom: per stage, the queue the next claim
-	// starts at, so that queues take turns.
-	claimMu   sync.Mutex
-	claimFrom turns
+	// claims is where the next claim starts (queues take turns).
+	claims store.ClaimCursor
 
 	// mu is held shared by every View and Update and exclusively by Close,
 	// so that Close waits for the transactions under way.

@@ -23,14 +23,14 @@ func (s *Store) Record(ctx context.Context, p store.RecordParams) (*store.Record
 	var next turns
 	err := s.engine(ctx, func(t *txn) error {
 		var err error
-		out, next, err = t.record(p, s.turns())
+		out, next, err = t.record(p, s.claims.Load())
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	if p.Claim != nil {
-		s.setTurns(next)
+		s.claims.Store(next)
 	}
 	return out, nil
 }
