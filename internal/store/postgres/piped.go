@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -149,27 +147,7 @@ func (s *Store) engine(ctx context.Context, fn func(t *txn) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return s.errClosed()
-	}
-	for attempt := 1; ; attempt++ {
-		err := s.piped(ctx, fn)
-		if err == nil {
-			s.commits.Add(1)
-			return nil
-		}
-		if !retryable(err) || attempt == maxAttempts {
-			return s.dbError(err)
-		}
-		pause := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 7)))
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(pause):
-		}
-	}
+	return s.retrying(ctx, func() error { return s.piped(ctx, fn) })
 }
 
 func (s *Store) piped(ctx context.Context, fn func(t *txn) error) (err error) {

@@ -114,23 +114,30 @@ func (s *Store) Update(ctx context.Context, fn func(store.Writer) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	return s.retrying(ctx, func() error { return s.update(ctx, fn) })
+}
+
+// retrying runs a write transaction, attempt, until it commits: when
+// PostgreSQL aborts it for a deadlock or a serialization failure it runs
+// again, up to maxAttempts. Commits counts each commit.
+func (s *Store) retrying(ctx context.Context, attempt func() error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
 		return s.errClosed()
 	}
-	for attempt := 1; ; attempt++ {
-		err := s.update(ctx, fn)
+	for n := 1; ; n++ {
+		err := attempt()
 		if err == nil {
 			s.commits.Add(1)
 			return nil
 		}
-		if !retryable(err) || attempt == maxAttempts {
+		if !retryable(err) || n == maxAttempts {
 			return s.dbError(err)
 		}
 		// A short random pause, growing with the attempts, so that the
 		// transactions that collided do not collide again.
-		pause := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 7)))
+		pause := time.Duration(rand.Int64N(int64(time.Millisecond) << min(n, 7)))
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
