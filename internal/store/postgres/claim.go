@@ -57,6 +57,8 @@ type claimer struct {
 	// waited says an inbound message waited for messages of its lane
 	// ahead of it (§10), which routing later in the claim may have moved on.
 	waited bool
+	// ahead is the outbound claim read with the leases, if it was.
+	ahead *outboundReads
 }
 
 // heldSQL lists the leases incarnation $1 holds on queues with work, or
@@ -74,15 +76,44 @@ const heldSQL = `SELECT l.queue, l.epoch, q.stage FROM leases l JOIN queues q ON
 // pre, if set, holds writes of the caller that travel with the claim's
 // first statements.
 func (t *txn) claim(p store.ClaimParams, start turns, fence bool, pre *pgx.Batch) (*store.ClaimResult, turns, error) {
+	c := t.claimer(p)
+	b := pre
+	if b == nil {
+		b = &pgx.Batch{}
+	}
+	// The claim ahead reads the queues' rows: they must hold what this
+	// transaction changed.
+	t.queueFlush(b)
+	clear(t.dirty)
+	if start == nil {
+		start = turns{}
+	}
+	done := c.queueLeases(b, fence, start, nil)
+	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
+		return nil, nil, fmt.Errorf("claim: leases: %w", err)
+	}
+	if err := done(); err != nil {
+		return nil, nil, err
+	}
+	return c.finish(start)
+}
+
+// claimer starts a claim.
+func (t *txn) claimer(p store.ClaimParams) *claimer {
 	c := &claimer{t: t, p: p, res: &store.ClaimResult{}, last: turns{}}
 	if c.p.Window <= 0 {
 		c.p.Window = 1
 	}
-	if err := c.leases(fence, pre); err != nil {
-		return nil, nil, err
-	}
+	return c
+}
+
+// finish goes on with a claim whose leases were read: it routes, then
+// claims — with what the leases' round trip claimed ahead when routing
+// changed nothing.
+func (c *claimer) finish(start turns) (*store.ClaimResult, turns, error) {
+	t, p := c.t, c.p
 	c.now = t.clock
-	if p.Router != nil && p.RouteLimit > 0 {
+	if p.Router != nil && p.RouteLimit > 0 && c.routes() {
 		for _, name := range c.order(domain.Inbound, start[domain.Inbound]) {
 			if c.full(domain.Inbound) {
 				c.res.More = true
@@ -96,13 +127,19 @@ func (t *txn) claim(p store.ClaimParams, start turns, fence bool, pre *pgx.Batch
 		if c.routed > 0 {
 			// What routing made ready — in new queues too — is
 			// claimed at once.
-			if err := c.leases(false, nil); err != nil {
+			if err := c.leases(); err != nil {
 				return nil, nil, err
 			}
 		}
 	}
 	if p.Limit > 0 {
-		if err := c.outbound(start[domain.Outbound]); err != nil {
+		var err error
+		if c.ahead != nil && c.routed == 0 {
+			err = c.take(c.ahead)
+		} else {
+			err = c.outbound(start[domain.Outbound])
+		}
+		if err != nil {
 			return nil, nil, err
 		}
 	}
@@ -114,13 +151,26 @@ func (t *txn) claim(p store.ClaimParams, start turns, fence bool, pre *pgx.Batch
 	return c.res, next, nil
 }
 
-// leases takes free leases up to the node's share and reads the held ones.
-func (c *claimer) leases(fence bool, pre *pgx.Batch) error {
-	inc := int64(c.p.Node.Incarnation)
-	b := pre
-	if b == nil {
-		b = &pgx.Batch{}
+// leases takes free leases up to the node's share and reads the held ones,
+// in a round trip of its own.
+func (c *claimer) leases() error {
+	b := &pgx.Batch{}
+	done := c.queueLeases(b, false, nil, nil)
+	if err := c.t.tx.SendBatch(c.t.ctx, b).Close(); err != nil {
+		return fmt.Errorf("claim: leases: %w", err)
 	}
+	return done()
+}
+
+// queueLeases queues on b the statements of leases — after a check that the
+// node is alive, if fence — and returns what to call once b ran. With a
+// turn (start not nil) it also claims ahead: it queues the outbound claim's
+// reads, which find the held queues themselves, so that a claim that
+// routes nothing costs two round trips, this one and the marks'. freeing
+// names the messages whose outcomes the transaction is about to record:
+// their places count as free.
+func (c *claimer) queueLeases(b *pgx.Batch, fence bool, start turns, freeing []pgtype.UUID) func() error {
+	inc := int64(c.p.Node.Incarnation)
 	c.t.queueNow(b)
 	var check func() error
 	if fence {
@@ -128,7 +178,8 @@ func (c *claimer) leases(fence bool, pre *pgx.Batch) error {
 	}
 	queueAdopt(b, inc, clean(c.p.Node.ID))
 	held := map[string]lease{}
-	b.Queue(heldSQL, inc, slices.Collect(maps.Keys(c.t.queues))).Query(func(rows pgx.Rows) error {
+	changed := slices.Collect(maps.Keys(c.t.queues))
+	b.Queue(heldSQL, inc, changed).Query(func(rows pgx.Rows) error {
 		var name string
 		var l lease
 		_, err := pgx.ForEachRow(rows, []any{&name, &l.epoch, &l.stage}, func() error {
@@ -137,16 +188,29 @@ func (c *claimer) leases(fence bool, pre *pgx.Batch) error {
 		})
 		return err
 	})
-	if err := c.t.tx.SendBatch(c.t.ctx, b).Close(); err != nil {
-		return fmt.Errorf("claim: leases: %w", err)
+	var ahead *outboundReads
+	if start != nil && c.p.Limit > 0 {
+		ahead = c.queueAhead(b, changed, start[domain.Outbound], freeing)
 	}
-	if check != nil {
-		if err := check(); err != nil {
-			return err
+	return func() error {
+		if check != nil {
+			if err := check(); err != nil {
+				return err
+			}
+		}
+		c.held, c.ahead = held, ahead
+		return nil
+	}
+}
+
+// routes says whether a held inbound queue may have something to route.
+func (c *claimer) routes() bool {
+	for _, l := range c.held {
+		if l.stage == domain.Inbound {
+			return true
 		}
 	}
-	c.held = held
-	return nil
+	return false
 }
 
 // order returns the held queues of a stage, from the first after start on,
@@ -390,9 +454,87 @@ func (t *txn) insertShared(m *domain.Message, payload pgtype.UUID, h domain.Hist
 	return nil
 }
 
+// outboundReads are what an outbound claim read: the queues it locked
+// (those another transaction holds are skipped), the due WAIT messages and
+// the TBDL heads it may start, locked FOR UPDATE SKIP LOCKED, the heads in
+// the order of the turn, and when the next WAIT message is due.
+type outboundReads struct {
+	locked     []*store.QueueRecord
+	due, heads []*storedMessage
+	nextDue    pgtype.Timestamptz
+	most       int
+}
+
+// heldOutbound lists the held outbound queues of heldSQL ($1, $2) with
+// their place in the turn that starts after queue $3.
+const heldOutbound = `SELECT l.queue AS name, row_number() OVER (ORDER BY l.queue COLLATE "C" <= $3, l.queue COLLATE "C") AS ord
+	FROM leases l JOIN queues q ON q.name = l.queue
+	WHERE l.incarnation = $1 AND l.expires_at > now() AND NOT l.releasing AND NOT q.stopped AND q.stage = 'outbound'
+		AND (q.n_tbdl > 0 OR q.n_wait > 0 OR q.name = ANY($2))`
+
+// queueAhead queues the reads of an outbound claim on b, for the held
+// queues as b's statements find them: the claim need not wait for the
+// leases' round trip. The heads' room counts the messages of freeing that
+// the node has DLNG as free: the outcomes recorded with the claim free
+// them.
+func (c *claimer) queueAhead(b *pgx.Batch, changed []string, start string, freeing []pgtype.UUID) *outboundReads {
+	r := &outboundReads{}
+	inc := int64(c.p.Node.Incarnation)
+	held := `SELECT name FROM (` + heldOutbound + `) h`
+	r.most = c.queueReads(b, r, `q.name IN (`+held+`)`, `queue IN (`+held+`)`, []any{inc, changed, start})
+	if freeing == nil {
+		freeing = []pgtype.UUID{}
+	}
+	b.Queue(`SELECT m.* FROM (`+heldOutbound+`) u JOIN queues q ON q.name = u.name
+		CROSS JOIN LATERAL (SELECT `+messageColumns+` FROM messages m
+			WHERE m.queue = q.name AND m.status = 'TBDL' ORDER BY m.seq
+			LIMIT greatest(0, CASE WHEN q.qos = 'EOIO' THEN 1 ELSE $4 END - q.n_dlng
+				+ (SELECT count(*) FROM messages f WHERE f.id = ANY($5) AND f.queue = q.name AND f.status = 'DLNG'
+					AND f.incarnation = $1))
+			FOR UPDATE SKIP LOCKED) m
+		WHERE NOT q.stopped AND q.n_wait = 0 AND q.n_ndlv = q.passed_over
+		ORDER BY u.ord, m.seq
+		LIMIT $6`, inc, changed, start, c.p.Window, freeing, r.most+1).Query(r.collect(&r.heads))
+	return r
+}
+
+// queueReads queues on b the statements of an outbound claim but the heads':
+// the locks of the queues that queues selects, the due WAIT messages and
+// the next due time of those in the queues that in selects (args are
+// both's). It returns how many heads the claim may read.
+func (c *claimer) queueReads(b *pgx.Batch, r *outboundReads, queues, in string, args []any) int {
+	n := len(args)
+	left := c.p.Limit - c.claimed
+	b.Queue(queueSelect+` WHERE `+queues+` ORDER BY q.name FOR NO KEY UPDATE OF q SKIP LOCKED`, args...).
+		Query(func(rows pgx.Rows) error {
+			var err error
+			r.locked, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*store.QueueRecord, error) { return scanQueue(row) })
+			return err
+		})
+	b.Queue(`SELECT `+messageColumns+` FROM messages WHERE status = 'WAIT' AND stage = 'outbound' AND `+in+`
+		AND next_attempt_at <= now() ORDER BY next_attempt_at, id LIMIT $`+fmt.Sprint(n+1)+` FOR UPDATE SKIP LOCKED`,
+		append(args, left+1)...).Query(r.collect(&r.due))
+	b.Queue(`SELECT min(next_attempt_at) FROM messages WHERE status = 'WAIT' AND `+in+` AND next_attempt_at > now()`,
+		args...).QueryRow(func(row pgx.Row) error { return row.Scan(&r.nextDue) })
+	// The heads: per queue, in turn, its first TBDL messages up to its
+	// room. A queue that WAITs or is blocked starts nothing.
+	most := left + 64
+	if c.p.Candidates == store.CandidatesAlone {
+		most = 1 << 20
+	}
+	return most
+}
+
+func (r *outboundReads) collect(into *[]*storedMessage) func(pgx.Rows) error {
+	return func(rows pgx.Rows) error {
+		var err error
+		*into, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*storedMessage, error) { return scanMessage(row) })
+		return err
+	}
+}
+
 // outbound claims due WAIT messages and the TBDL heads of the held
-// outbound queues, in two round trips: one locks the queues (those another
-// transaction holds are skipped) and selects, with FOR UPDATE SKIP LOCKED,
+// outbound queues, in two round trips: one locks the queues and selects
 // what may start in each — one statement for the heads of all queues —,
 // the other marks the chosen DLNG and reads their payloads.
 func (c *claimer) outbound(start string) error {
@@ -405,34 +547,8 @@ func (c *claimer) outbound(start string) error {
 	// The rows must hold what this transaction changed: the heads'
 	// statement reads them.
 	t.queueFlush(b)
-	var locked []*store.QueueRecord
-	b.Queue(queueSelect+` WHERE q.name = ANY($1) ORDER BY q.name FOR NO KEY UPDATE OF q SKIP LOCKED`, names).
-		Query(func(rows pgx.Rows) error {
-			var err error
-			locked, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*store.QueueRecord, error) { return scanQueue(row) })
-			return err
-		})
-	var due, heads []*storedMessage
-	collect := func(into *[]*storedMessage) func(pgx.Rows) error {
-		return func(rows pgx.Rows) error {
-			var err error
-			*into, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*storedMessage, error) { return scanMessage(row) })
-			return err
-		}
-	}
-	left := c.p.Limit - c.claimed
-	b.Queue(`SELECT `+messageColumns+` FROM messages WHERE status = 'WAIT' AND stage = 'outbound' AND queue = ANY($1)
-		AND next_attempt_at <= now() ORDER BY next_attempt_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`, names, left+1).
-		Query(collect(&due))
-	var nextDue pgtype.Timestamptz
-	b.Queue(`SELECT min(next_attempt_at) FROM messages WHERE status = 'WAIT' AND queue = ANY($1) AND next_attempt_at > now()`,
-		names).QueryRow(func(row pgx.Row) error { return row.Scan(&nextDue) })
-	// The heads: per queue, in turn, its first TBDL messages up to its
-	// room. A queue that WAITs or is blocked starts nothing.
-	most := left + 64
-	if c.p.Candidates == store.CandidatesAlone {
-		most = 1 << 20
-	}
+	r := &outboundReads{}
+	r.most = c.queueReads(b, r, `q.name = ANY($1)`, `queue = ANY($1)`, []any{names})
 	b.Queue(`SELECT m.* FROM unnest($1::text[]) WITH ORDINALITY AS u(name, ord)
 		JOIN queues q ON q.name = u.name
 		CROSS JOIN LATERAL (SELECT `+messageColumns+` FROM messages m
@@ -440,22 +556,31 @@ func (c *claimer) outbound(start string) error {
 			LIMIT greatest(0, CASE WHEN q.qos = 'EOIO' THEN 1 ELSE $2 END - q.n_dlng)
 			FOR UPDATE SKIP LOCKED) m
 		WHERE NOT q.stopped AND q.n_wait = 0 AND q.n_ndlv = q.passed_over
-		LIMIT $3`, names, c.p.Window, most+1).Query(collect(&heads))
+		LIMIT $3`, names, c.p.Window, r.most+1).Query(r.collect(&r.heads))
 	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
 		return fmt.Errorf("claim: %w", err)
 	}
 	clear(t.dirty)
-	if nextDue.Valid {
-		c.res.NextDue = nextDue.Time.UTC()
+	return c.take(r)
+}
+
+// take chooses from what an outbound claim read — due WAIT messages first,
+// then the heads queue by queue in turn — and marks the chosen DLNG.
+func (c *claimer) take(r *outboundReads) error {
+	t := c.t
+	if r.nextDue.Valid {
+		c.res.NextDue = r.nextDue.Time.UTC()
 	}
 	mine := map[string]bool{}
-	for _, q := range locked {
+	for _, q := range r.locked {
 		mine[q.Name] = true
 		if _, ok := t.queues[q.Name]; !ok {
 			t.queues[q.Name] = q
 		}
 	}
 	m := &marker{c: c}
+	due, heads := r.due, r.heads
+	left := c.p.Limit - c.claimed
 	if len(due) > left {
 		due, c.res.More = due[:left], true
 	}
@@ -471,15 +596,19 @@ func (c *claimer) outbound(start string) error {
 			return err
 		}
 	}
-	if len(heads) > most {
-		heads, c.res.More = heads[:most], true
+	if len(heads) > r.most {
+		heads, c.res.More = heads[:r.most], true
 	}
+	var names []string
 	byQueue := map[string][]*storedMessage{}
 	for _, h := range heads {
+		if byQueue[h.Queue] == nil {
+			names = append(names, h.Queue)
+		}
 		byQueue[h.Queue] = append(byQueue[h.Queue], h)
 	}
 	for _, name := range names {
-		if !mine[name] || len(byQueue[name]) == 0 {
+		if !mine[name] {
 			continue
 		}
 		for _, h := range byQueue[name] {

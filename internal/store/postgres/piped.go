@@ -13,9 +13,11 @@ import (
 // pipedTx is an engine transaction that spares round trips (§14): its
 // BEGIN travels with its first batch of statements, writes whose results
 // nothing in the transaction reads (Defer) travel with the next batch, and
-// its COMMIT with its last writes. A claim then costs three round trips —
-// BEGIN and the leases, the queues and heads, the marks and COMMIT — and a
-// batch of outcomes two. Statements run in the order they were sent or
+// its COMMIT with its last writes. A claim that routes nothing then costs
+// two round trips — BEGIN with the leases, the queues and the heads; the
+// marks with COMMIT — and so does a batch of delivered outcomes with the
+// claim that rides with it: the outcomes' reads travel with the claim's,
+// their writes with its marks. Statements run in the order they were sent or
 // deferred: whatever is pending goes first.
 type pipedTx struct {
 	conn *pgxpool.Conn

@@ -17,7 +17,9 @@ import (
 
 // Record applies a batch of outcomes and, in the same transaction, claims.
 // The outcomes take two round trips whatever their number: one locks their
-// queues and leases and reads the messages, one writes them.
+// queues and leases and reads the messages, one writes them. The claim's
+// reads travel with the first; when every outcome is a delivery, its marks
+// travel with the second, and the whole transaction costs those two.
 func (s *Store) Record(ctx context.Context, p store.RecordParams) (*store.RecordResult, error) {
 	var out *store.RecordResult
 	var next turns
@@ -80,11 +82,29 @@ func (t *txn) record(p store.RecordParams, start turns) (*store.RecordResult, tu
 			return err
 		})
 	}
+	// The claim's leases, and its reads, travel with the outcomes' reads:
+	// when the outcomes are plain deliveries, the claim needs no round
+	// trip of its own before its marks, which go out with the outcomes'
+	// writes and the commit.
+	var c *claimer
+	var claimed func() error
+	if p.Claim != nil {
+		c = t.claimer(*p.Claim)
+		if start == nil {
+			start = turns{}
+		}
+		claimed = c.queueLeases(b, false, start, ids)
+	}
 	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
 		return nil, nil, fmt.Errorf("record outcomes: %w", err)
 	}
 	if err := check(); err != nil {
 		return nil, nil, err
+	}
+	if claimed != nil {
+		if err := claimed(); err != nil {
+			return nil, nil, err
+		}
 	}
 	for _, q := range locked {
 		if _, ok := t.queues[q.Name]; !ok {
@@ -123,6 +143,20 @@ func (t *txn) record(p store.RecordParams, start turns) (*store.RecordResult, tu
 		out.Applied[i] = after
 	}
 	eoio := slices.ContainsFunc(out.Applied, func(m *domain.Message) bool { return m != nil && m.QoS == domain.EOIO })
+	if c != nil && !eoio && plain(p.Outcomes, out) {
+		// The claim read ahead saw the queues as they were before the
+		// outcomes, counting their messages free: right when every
+		// outcome delivered its message and changed nothing else.
+		if err := t.deferWrites(w); err != nil {
+			return nil, nil, fmt.Errorf("record outcomes: %w", err)
+		}
+		claim, next, err := c.finish(start)
+		if err != nil {
+			return nil, nil, err
+		}
+		out.Claim = claim
+		return out, next, nil
+	}
 	if p.Claim != nil && !eoio {
 		// Nothing to read back before the claim (the HOLD rule is
 		// EOIO's): the writes travel with the claim's first statements.
@@ -218,6 +252,19 @@ func (t *txn) outcome(b *pgx.Batch, node store.Node, o store.Outcome, cur *store
 		}, h)
 	}
 	return nil, fmt.Errorf("message %s: outcome kind %d is unknown", o.ID, o.Kind)
+}
+
+// plain says whether every outcome applied and delivered its message.
+func plain(outcomes []store.Outcome, out *store.RecordResult) bool {
+	if len(out.Conflicts) > 0 {
+		return false
+	}
+	for _, o := range outcomes {
+		if o.Kind != store.OutcomeDelivered {
+			return false
+		}
+	}
+	return true
 }
 
 // isConflict reports a refusal that concerns one outcome only.

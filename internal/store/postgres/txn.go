@@ -37,8 +37,10 @@ type txn struct {
 	// the transaction changed them; dirty names those whose row is behind.
 	queues map[string]*store.QueueRecord
 	dirty  map[string]bool
-	// clock is the database's time of the transaction, once read.
-	clock time.Time
+	// clock is the database's time of the transaction, once read;
+	// nowQueued is the batch that reads it, until it ran.
+	clock     time.Time
+	nowQueued *pgx.Batch
 	// params holds the tuning values this transaction read or wrote:
 	// placement reads them for every message it sends.
 	params map[[2]string]param
@@ -96,9 +98,10 @@ func (t *txn) now() (time.Time, error) {
 // queueNow queues on b the read of the database's clock, unless the
 // transaction knows it already, so that it costs no round trip of its own.
 func (t *txn) queueNow(b *pgx.Batch) {
-	if !t.clock.IsZero() {
+	if !t.clock.IsZero() || t.nowQueued == b {
 		return
 	}
+	t.nowQueued = b
 	b.Queue(`SELECT now()`).QueryRow(func(row pgx.Row) error {
 		var at time.Time
 		if err := row.Scan(&at); err != nil {

@@ -318,6 +318,22 @@ func testClaim(t *testing.T, open Opener) {
 		require.WithinDuration(t, later, next.NextDue, time.Second, "the claim says when the retry is due")
 	})
 
+	t.Run("ARetryStopsTheClaimInItsOwnCommit", func(t *testing.T) {
+		t.Parallel()
+		e := setupEngine(t, open)
+		msgs := outbound(4)
+		e.insert(t, msgs...)
+		res := e.claimAs(t, e.node, store.ClaimParams{Limit: 2})
+		require.Equal(t, idsOf(msgs[:2]...), claimedIDs(res))
+		rec := e.record(t, &store.ClaimParams{Limit: 10}, delivered(res.Claimed[0]),
+			store.Outcome{ID: res.Claimed[1].Message.ID, Epoch: res.Claimed[1].Epoch, Kind: store.OutcomeRetry,
+				Error: "HTTP 503", Class: domain.ErrorTransient, RetryIn: time.Hour})
+		require.Empty(t, rec.Claim.Claimed, "the queue WAITs from the outcome's commit on: the claim with it starts nothing")
+		require.WithinDuration(t, Now().Add(time.Hour), rec.Claim.NextDue, time.Minute, "and says when the retry is due")
+		require.Equal(t, domain.StatusDLVD, e.message(t, msgs[0].ID).Status)
+		require.Equal(t, domain.StatusTBDL, e.message(t, msgs[2].ID).Status)
+	})
+
 	t.Run("DueWaitIsClaimed", func(t *testing.T) {
 		t.Parallel()
 		e := setupEngine(t, open)
