@@ -19,10 +19,10 @@ func RestoreHold(w Writer, queue string, h domain.HistoryEntry) error {
 	if err != nil || rec.QoS != domain.EOIO {
 		return err
 	}
-	held, waiting := rec.Counts[domain.StatusHOLD], rec.Counts[domain.StatusTBDL]
-	if held == 0 && (waiting == 0 || !mayHold(rec)) {
-		return nil // nothing held, and no head that could hold anything
+	if HoldSettled(rec) {
+		return nil
 	}
+	held, waiting := rec.Counts[domain.StatusHOLD], rec.Counts[domain.StatusTBDL]
 	head, err := w.Head(queue)
 	if err != nil {
 		return err
@@ -41,6 +41,17 @@ func RestoreHold(w Writer, queue string, h domain.HistoryEntry) error {
 		return moveOpen(w, queue, domain.StatusHOLD, domain.StatusTBDL, h)
 	}
 	return nil
+}
+
+// HoldSettled says whether RestoreHold has nothing to do in a queue whatever
+// its head: it is EO, or nothing in it is held and no message in it could
+// hold others.
+func HoldSettled(rec *QueueRecord) bool {
+	if rec.QoS != domain.EOIO {
+		return true
+	}
+	held, waiting := rec.Counts[domain.StatusHOLD], rec.Counts[domain.StatusTBDL]
+	return held == 0 && (waiting == 0 || !mayHold(rec))
 }
 
 // moveOpen changes every open message of the queue in status from to status to.

@@ -177,6 +177,7 @@ func (c *claimer) queueLeases(b *pgx.Batch, fence bool, start turns, freeing []p
 		check = queueFence(b, c.p.Node)
 	}
 	queueAdopt(b, inc, clean(c.p.Node.ID))
+	c.t.queueEOIO(b)
 	held := map[string]lease{}
 	changed := slices.Collect(maps.Keys(c.t.queues))
 	b.Queue(heldSQL, inc, changed).Query(func(rows pgx.Rows) error {

@@ -142,11 +142,11 @@ func (t *txn) record(p store.RecordParams, start turns) (*store.RecordResult, tu
 		byID[id.Bytes] = &storedMessage{Message: after, payloadID: cur.payloadID}
 		out.Applied[i] = after
 	}
-	eoio := slices.ContainsFunc(out.Applied, func(m *domain.Message) bool { return m != nil && m.QoS == domain.EOIO })
-	if c != nil && !eoio && plain(p.Outcomes, out) {
+	if c != nil && plain(p.Outcomes, out) && t.holdSettled(out.Applied) {
 		// The claim read ahead saw the queues as they were before the
 		// outcomes, counting their messages free: right when every
-		// outcome delivered its message and changed nothing else.
+		// outcome delivered its message and changed nothing else — no
+		// message of an EOIO queue is held or moves to an error queue.
 		if err := t.deferWrites(w); err != nil {
 			return nil, nil, fmt.Errorf("record outcomes: %w", err)
 		}
@@ -157,6 +157,7 @@ func (t *txn) record(p store.RecordParams, start turns) (*store.RecordResult, tu
 		out.Claim = claim
 		return out, next, nil
 	}
+	eoio := slices.ContainsFunc(out.Applied, func(m *domain.Message) bool { return m != nil && m.QoS == domain.EOIO })
 	if p.Claim != nil && !eoio {
 		// Nothing to read back before the claim (the HOLD rule is
 		// EOIO's): the writes travel with the claim's first statements.
@@ -252,6 +253,17 @@ func (t *txn) outcome(b *pgx.Batch, node store.Node, o store.Outcome, cur *store
 		}, h)
 	}
 	return nil, fmt.Errorf("message %s: outcome kind %d is unknown", o.ID, o.Kind)
+}
+
+// holdSettled says whether the HOLD rule has nothing to do in the queues of
+// the messages applied.
+func (t *txn) holdSettled(applied []*domain.Message) bool {
+	for _, m := range applied {
+		if m != nil && m.QoS == domain.EOIO && !store.HoldSettled(t.queues[m.Queue]) {
+			return false
+		}
+	}
+	return true
 }
 
 // plain says whether every outcome applied and delivered its message.
