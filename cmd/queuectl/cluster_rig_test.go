@@ -149,6 +149,8 @@ func (c *cluster) running() bool {
 type clusterHappening struct {
 	report  *delivery
 	changed bool
+	// logged says a node logged a line or exited.
+	logged bool
 }
 
 // next waits for the next happening and accounts for a report. It fails
@@ -172,6 +174,7 @@ func (c *cluster) next() clusterHappening {
 	case <-c.changed:
 		h.changed = true
 	case <-c.wake:
+		h.logged = true
 	case <-timer.C:
 		c.t.Fatalf("%s while the test waited for %s\n%s", why, c.waiting, c.describe())
 	}
