@@ -177,7 +177,6 @@ func (c *claimer) queueLeases(b *pgx.Batch, fence bool, start turns, freeing []p
 		check = queueFence(b, c.p.Node)
 	}
 	queueAdopt(b, inc, clean(c.p.Node.ID))
-	c.t.queueEOIO(b)
 	held := map[string]lease{}
 	changed := slices.Collect(maps.Keys(c.t.queues))
 	b.Queue(heldSQL, inc, changed).Query(func(rows pgx.Rows) error {
@@ -189,6 +188,7 @@ func (c *claimer) queueLeases(b *pgx.Batch, fence bool, start turns, freeing []p
 		})
 		return err
 	})
+	c.t.queueEOIO(b)
 	var ahead *outboundReads
 	if start != nil && c.p.Limit > 0 {
 		ahead = c.queueAhead(b, changed, start[domain.Outbound], freeing)
@@ -572,8 +572,17 @@ func (c *claimer) take(r *outboundReads) error {
 	if r.nextDue.Valid {
 		c.res.NextDue = r.nextDue.Time.UTC()
 	}
+	// A queue is the claim's when it locked the queue's row and the
+	// leases' read locked its lease. Each statement reads what was
+	// committed when it began: a queue that got work between the leases'
+	// read and the claim's reads has no lease locked, nor an epoch to
+	// claim under — the next claim takes it.
 	mine := map[string]bool{}
 	for _, q := range r.locked {
+		if _, ok := c.held[q.Name]; !ok {
+			c.res.More = true
+			continue
+		}
 		mine[q.Name] = true
 		if _, ok := t.queues[q.Name]; !ok {
 			t.queues[q.Name] = q
