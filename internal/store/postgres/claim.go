@@ -557,6 +557,7 @@ func (c *claimer) outbound(start string) error {
 			LIMIT greatest(0, CASE WHEN q.qos = 'EOIO' THEN 1 ELSE $2 END - q.n_dlng)
 			FOR UPDATE SKIP LOCKED) m
 		WHERE NOT q.stopped AND q.n_wait = 0 AND q.n_ndlv = q.passed_over
+		ORDER BY u.ord, m.seq
 		LIMIT $3`, names, c.p.Window, r.most+1).Query(r.collect(&r.heads))
 	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
 		return fmt.Errorf("claim: %w", err)

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -103,6 +104,15 @@ func withDefaults(p *store.ClaimParams) {
 	if p.RouteLimit == 0 {
 		p.RouteLimit = max(p.Limit, 1)
 	}
+}
+
+// queuesOf lists the queues of the messages a claim took, in its order.
+func queuesOf(res *store.ClaimResult) []string {
+	qs := []string{}
+	for _, c := range res.Claimed {
+		qs = append(qs, c.Message.Queue)
+	}
+	return qs
 }
 
 func claimedIDs(res *store.ClaimResult) []string {
@@ -281,6 +291,35 @@ func testClaim(t *testing.T, open Opener) {
 		second := e.claim(t, 2)
 		require.Len(t, second.Claimed, 1, "the queue left out comes next")
 		require.NotContains(t, claimedIDs(first), second.Claimed[0].Message.ID)
+	})
+
+	t.Run("TurnsHoldWhenTheClaimRoutes", func(t *testing.T) {
+		t.Parallel()
+		e := setupEngine(t, open)
+		queues := make([]string, 20)
+		for i := range queues {
+			queues[i] = domain.EOOutboundQueue(ReceiverWMS, 20, i)
+		}
+		// The queues are created last first: the order they are stored in
+		// is not the turn's.
+		for _, q := range slices.Backward(queues) {
+			var msgs []*domain.Message
+			for _, m := range outbound(3) {
+				msgs = append(msgs, InQueue(m, q))
+			}
+			e.insert(t, msgs...)
+		}
+		first := e.claimAs(t, e.node, store.ClaimParams{Limit: 10, Window: 1})
+		var outcomes []store.Outcome
+		for _, c := range first.Claimed {
+			outcomes = append(outcomes, delivered(c))
+		}
+		require.Equal(t, queues[:10], queuesOf(first), "the first claim serves the queues in turn")
+		e.record(t, nil, outcomes...)
+		e.insert(t, NewMessage())
+		second := e.claimAs(t, e.node, store.ClaimParams{Limit: 5, Window: 1, RouteLimit: 1})
+		require.Len(t, second.Routed, 1)
+		require.Equal(t, queues[10:15], queuesOf(second), "a claim that routes goes on where the last one stopped")
 	})
 
 	t.Run("RouteAndClaimLimitsApart", func(t *testing.T) {
