@@ -127,6 +127,16 @@ func delivered(c store.Claimed) store.Outcome {
 	return store.Outcome{ID: c.Message.ID, Epoch: c.Epoch, Kind: store.OutcomeDelivered}
 }
 
+// failed is the outcome of a delivery that failed with an HTTP 503: a
+// retry in an hour, or NDLV.
+func failed(c store.Claimed, kind store.OutcomeKind) store.Outcome {
+	o := store.Outcome{ID: c.Message.ID, Epoch: c.Epoch, Kind: kind, Error: "HTTP 503", Class: domain.ErrorTransient}
+	if kind == store.OutcomeRetry {
+		o.RetryIn = time.Hour
+	}
+	return o
+}
+
 // outbound returns n outbound EO messages for WMS on one queue.
 func outbound(n int) []*domain.Message {
 	parent := NewMessage()
@@ -350,8 +360,7 @@ func testClaim(t *testing.T, open Opener) {
 		e.insert(t, msgs...)
 		res := e.claimAs(t, e.node, store.ClaimParams{Limit: 1})
 		later := Now().Add(time.Hour)
-		e.record(t, nil, store.Outcome{ID: res.Claimed[0].Message.ID, Epoch: res.Claimed[0].Epoch, Kind: store.OutcomeRetry,
-			Error: "HTTP 503", Class: domain.ErrorTransient, RetryIn: time.Hour})
+		e.record(t, nil, failed(res.Claimed[0], store.OutcomeRetry))
 		next := e.claim(t, 10)
 		require.Empty(t, next.Claimed, "no new delivery starts while the EO queue has a WAIT message (§3)")
 		require.WithinDuration(t, later, next.NextDue, time.Second, "the claim says when the retry is due")
@@ -364,9 +373,7 @@ func testClaim(t *testing.T, open Opener) {
 		e.insert(t, msgs...)
 		res := e.claimAs(t, e.node, store.ClaimParams{Limit: 2})
 		require.Equal(t, idsOf(msgs[:2]...), claimedIDs(res))
-		rec := e.record(t, &store.ClaimParams{Limit: 10}, delivered(res.Claimed[0]),
-			store.Outcome{ID: res.Claimed[1].Message.ID, Epoch: res.Claimed[1].Epoch, Kind: store.OutcomeRetry,
-				Error: "HTTP 503", Class: domain.ErrorTransient, RetryIn: time.Hour})
+		rec := e.record(t, &store.ClaimParams{Limit: 10}, delivered(res.Claimed[0]), failed(res.Claimed[1], store.OutcomeRetry))
 		require.Empty(t, rec.Claim.Claimed, "the queue WAITs from the outcome's commit on: the claim with it starts nothing")
 		require.WithinDuration(t, Now().Add(time.Hour), rec.Claim.NextDue, time.Minute, "and says when the retry is due")
 		require.Equal(t, domain.StatusDLVD, e.message(t, msgs[0].ID).Status)

@@ -2,21 +2,12 @@ package storetest
 
 import (
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/store"
 )
-
-func failed(c store.Claimed, kind store.OutcomeKind) store.Outcome {
-	o := store.Outcome{ID: c.Message.ID, Epoch: c.Epoch, Kind: kind, Error: "HTTP 503", Class: domain.ErrorTransient}
-	if kind == store.OutcomeRetry {
-		o.RetryIn = time.Hour
-	}
-	return o
-}
 
 // claimedOf returns the claimed message with this id, failing without it.
 func claimedOf(t *testing.T, res *store.ClaimResult, id string) store.Claimed {
