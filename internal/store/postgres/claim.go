@@ -84,7 +84,6 @@ func (t *txn) claim(p store.ClaimParams, start turns, fence bool, pre *pgx.Batch
 	// The claim ahead reads the queues' rows: they must hold what this
 	// transaction changed.
 	t.queueFlush(b)
-	clear(t.dirty)
 	if start == nil {
 		start = turns{}
 	}
@@ -562,7 +561,6 @@ func (c *claimer) outbound(start string) error {
 	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
 		return fmt.Errorf("claim: %w", err)
 	}
-	clear(t.dirty)
 	return c.take(r)
 }
 

@@ -173,7 +173,6 @@ func (s *Store) piped(ctx context.Context, fn func(t *txn) error) (err error) {
 		return err
 	}
 	t.queueFlush(b)
-	clear(t.dirty)
 	if err := p.commit(ctx, b); err != nil {
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) {

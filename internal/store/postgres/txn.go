@@ -203,13 +203,12 @@ func (t *txn) flush() error {
 	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
 		return fmt.Errorf("store the queue counters: %w", err)
 	}
-	clear(t.dirty)
 	return nil
 }
 
 // queueFlush queues on b the writes of flush: the rows of the queues this
-// transaction changed, and its notification. The caller clears t.dirty
-// once b ran.
+// transaction changed, and its notification. They count as written: a
+// batch that fails fails the transaction.
 func (t *txn) queueFlush(b *pgx.Batch) {
 	if t.wake {
 		// Delivered at commit, once per transaction and schema.
@@ -220,6 +219,7 @@ func (t *txn) queueFlush(b *pgx.Batch) {
 	if len(names) == 0 {
 		return
 	}
+	clear(t.dirty)
 	// One statement for all of them; the transaction holds their rows'
 	// locks already, so the order the update visits them in does not matter.
 	n := len(names)
