@@ -84,10 +84,8 @@ func (t *txn) claim(p store.ClaimParams, start turns, fence bool, pre *pgx.Batch
 	// The claim ahead reads the queues' rows: they must hold what this
 	// transaction changed.
 	t.queueFlush(b)
-	if start == nil {
-		start = turns{}
-	}
-	done := c.queueLeases(b, fence, start, nil)
+	done := c.queueLeases(b, fence)
+	c.queueAhead(b, start[domain.Outbound], nil)
 	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
 		return nil, nil, fmt.Errorf("claim: leases: %w", err)
 	}
@@ -154,7 +152,7 @@ func (c *claimer) finish(start turns) (*store.ClaimResult, turns, error) {
 // in a round trip of its own.
 func (c *claimer) leases() error {
 	b := &pgx.Batch{}
-	done := c.queueLeases(b, false, nil, nil)
+	done := c.queueLeases(b, false)
 	if err := c.t.tx.SendBatch(c.t.ctx, b).Close(); err != nil {
 		return fmt.Errorf("claim: leases: %w", err)
 	}
@@ -162,13 +160,9 @@ func (c *claimer) leases() error {
 }
 
 // queueLeases queues on b the statements of leases — after a check that the
-// node is alive, if fence — and returns what to call once b ran. With a
-// turn (start not nil) it also claims ahead: it queues the outbound claim's
-// reads, which find the held queues themselves, so that a claim that
-// routes nothing costs two round trips, this one and the marks'. freeing
-// names the messages whose outcomes the transaction is about to record:
-// their places count as free.
-func (c *claimer) queueLeases(b *pgx.Batch, fence bool, start turns, freeing []pgtype.UUID) func() error {
+// node is alive, if fence — and the read of the EOIO switch state, and
+// returns what to call once b ran.
+func (c *claimer) queueLeases(b *pgx.Batch, fence bool) func() error {
 	inc := int64(c.p.Node.Incarnation)
 	c.t.queueNow(b)
 	var check func() error
@@ -177,8 +171,7 @@ func (c *claimer) queueLeases(b *pgx.Batch, fence bool, start turns, freeing []p
 	}
 	queueAdopt(b, inc, clean(c.p.Node.ID))
 	held := map[string]lease{}
-	changed := slices.Collect(maps.Keys(c.t.queues))
-	b.Queue(heldSQL, inc, changed).Query(func(rows pgx.Rows) error {
+	b.Queue(heldSQL, inc, slices.Collect(maps.Keys(c.t.queues))).Query(func(rows pgx.Rows) error {
 		var name string
 		var l lease
 		_, err := pgx.ForEachRow(rows, []any{&name, &l.epoch, &l.stage}, func() error {
@@ -188,17 +181,13 @@ func (c *claimer) queueLeases(b *pgx.Batch, fence bool, start turns, freeing []p
 		return err
 	})
 	c.t.queueEOIO(b)
-	var ahead *outboundReads
-	if start != nil && c.p.Limit > 0 {
-		ahead = c.queueAhead(b, changed, start[domain.Outbound], freeing)
-	}
 	return func() error {
 		if check != nil {
 			if err := check(); err != nil {
 				return err
 			}
 		}
-		c.held, c.ahead = held, ahead
+		c.held = held
 		return nil
 	}
 }
@@ -472,12 +461,17 @@ const heldOutbound = `SELECT l.queue AS name, row_number() OVER (ORDER BY l.queu
 	WHERE l.incarnation = $1 AND l.expires_at > now() AND NOT l.releasing AND NOT q.stopped AND q.stage = 'outbound'
 		AND (q.n_tbdl > 0 OR q.n_wait > 0 OR q.name = ANY($2))`
 
-// queueAhead queues the reads of an outbound claim on b, for the held
-// queues as b's statements find them: the claim need not wait for the
-// leases' round trip. The heads' room counts the messages of freeing that
-// the node has DLNG as free: the outcomes recorded with the claim free
-// them.
-func (c *claimer) queueAhead(b *pgx.Batch, changed []string, start string, freeing []pgtype.UUID) *outboundReads {
+// queueAhead claims ahead, after the statements of queueLeases: it queues
+// on b the reads of an outbound claim, which find the held queues
+// themselves (in the turn that starts after queue start), so that a claim
+// that routes nothing costs two round trips, the leases' and the marks'.
+// The heads' room counts the messages of freeing that the node has DLNG as
+// free: the outcomes recorded with the claim free them.
+func (c *claimer) queueAhead(b *pgx.Batch, start string, freeing []pgtype.UUID) {
+	if c.p.Limit <= 0 {
+		return
+	}
+	changed := slices.Collect(maps.Keys(c.t.queues))
 	r := &outboundReads{}
 	inc := int64(c.p.Node.Incarnation)
 	held := `SELECT name FROM (` + heldOutbound + `) h`
@@ -495,7 +489,7 @@ func (c *claimer) queueAhead(b *pgx.Batch, changed []string, start string, freei
 		WHERE NOT q.stopped AND q.n_wait = 0 AND q.n_ndlv = q.passed_over
 		ORDER BY u.ord, m.seq
 		LIMIT $6`, inc, changed, start, c.p.Window, freeing, r.most+1).Query(r.collect(&r.heads))
-	return r
+	c.ahead = r
 }
 
 // queueReads queues on b the statements of an outbound claim but the heads':

@@ -90,10 +90,8 @@ func (t *txn) record(p store.RecordParams, start turns) (*store.RecordResult, tu
 	var claimed func() error
 	if p.Claim != nil {
 		c = t.claimer(*p.Claim)
-		if start == nil {
-			start = turns{}
-		}
-		claimed = c.queueLeases(b, false, start, ids)
+		claimed = c.queueLeases(b, false)
+		c.queueAhead(b, start[domain.Outbound], ids)
 	}
 	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
 		return nil, nil, fmt.Errorf("record outcomes: %w", err)
