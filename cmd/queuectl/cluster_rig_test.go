@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/store/postgres"
 	"github.com/queuectl/queuectl/internal/store/postgres/pgtest"
 )
 
@@ -374,16 +375,15 @@ func (c *cluster) histories() map[string][]domain.HistoryEntry {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
-	rows, err := c.db.Query(ctx, `SELECT message_id::text, at, coalesce(from_status, ''), to_status,
-		coalesce(node, ''), actor, coalesce(reason, '') FROM history ORDER BY message_id, n`)
+	rows, err := c.db.Query(ctx, `SELECT id::text, history FROM messages`)
 	require.NoError(c.t, err)
 	hs := map[string][]domain.HistoryEntry{}
-	var id, from, to string
-	var e domain.HistoryEntry
-	_, err = pgx.ForEachRow(rows, []any{&id, &e.At, &from, &to, &e.Node, &e.Actor, &e.Reason}, func() error {
-		e.From, e.To = domain.Status(from), domain.Status(to)
-		hs[id] = append(hs[id], e)
-		return nil
+	var id string
+	var h []byte
+	_, err = pgx.ForEachRow(rows, []any{&id, &h}, func() error {
+		var err error
+		hs[id], err = postgres.DecodeHistory(h)
+		return err
 	})
 	require.NoError(c.t, err)
 	return hs

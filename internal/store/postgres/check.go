@@ -38,10 +38,8 @@ var invariants = []struct{ what, sql string }{
 		SELECT coalesce(p.id, m.payload_id)::text FROM payloads p FULL JOIN (
 			SELECT payload_id, count(*) AS n FROM messages GROUP BY payload_id) m ON m.payload_id = p.id
 		WHERE p.refs IS DISTINCT FROM m.n`},
-	{"messages without history, or history without its message", `
-		SELECT m.id::text FROM messages m WHERE NOT EXISTS (SELECT 1 FROM history h WHERE h.message_id = m.id)
-		UNION ALL
-		SELECT DISTINCT h.message_id::text FROM history h WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = h.message_id)`},
+	{"messages without history", `
+		SELECT id::text FROM messages WHERE octet_length(history) = 0`},
 }
 
 // Check verifies, in one snapshot, that the queue counters, payload

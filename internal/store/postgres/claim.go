@@ -672,13 +672,11 @@ func (m *marker) mark() error {
 	c, t := m.c, m.c.t
 	node := c.p.Node
 	ids := make([]pgtype.UUID, len(m.msgs))
-	from := make([]string, len(m.msgs))
-	reasons := make([]string, len(m.msgs))
+	entries := make([][]byte, len(m.msgs))
 	payloadIDs := make([]pgtype.UUID, len(m.msgs))
 	after := make([]*domain.Message, len(m.msgs))
 	for i, cur := range m.msgs {
 		ids[i], _ = parseID(cur.ID)
-		from[i] = string(cur.Status)
 		payloadIDs[i] = cur.payloadID
 		next := cur.Clone()
 		next.Attempts++
@@ -686,19 +684,18 @@ func (m *marker) mark() error {
 		next.Status, next.UpdatedAt, next.History = domain.StatusDLNG, c.now, nil
 		storedTimes(next)
 		after[i] = next
-		reasons[i] = fmt.Sprintf("delivery attempt %d", next.Attempts)
+		h := store.EngineEntry(c.now, node, fmt.Sprintf("delivery attempt %d", next.Attempts))
+		h.From, h.To = cur.Status, domain.StatusDLNG
+		entries[i] = appendHistory(nil, h)
 		q := t.queues[cur.Queue]
 		t.count(q, cur.Message, -1)
 		t.count(q, next, 1)
 	}
 	b := &pgx.Batch{}
 	b.Queue(`UPDATE messages m SET status = 'DLNG', attempts = m.attempts + 1, node = $2, incarnation = $3,
-		next_attempt_at = NULL, updated_at = $4, passed_over = false
-		FROM unnest($1::uuid[]) AS u(id) WHERE m.id = u.id`, ids, clean(node.ID), int64(node.Incarnation), c.now)
-	b.Queue(`INSERT INTO history (message_id, n, at, from_status, to_status, node, actor, reason)
-		SELECT u.id, coalesce((SELECT max(h.n) FROM history h WHERE h.message_id = u.id), 0) + 1, $2, u.f, 'DLNG',
-			$3, 'engine', u.reason
-		FROM unnest($1::uuid[], $4::text[], $5::text[]) AS u(id, f, reason)`, ids, c.now, clean(node.ID), from, reasons)
+		next_attempt_at = NULL, updated_at = $4, passed_over = false, history = m.history || u.h
+		FROM unnest($1::uuid[], $5::bytea[]) AS u(id, h) WHERE m.id = u.id`,
+		ids, clean(node.ID), int64(node.Incarnation), c.now, entries)
 	// The claim is the transaction's last change: the marks go out with
 	// its commit, and the result is complete once they ran.
 	b.Queue(`SELECT id, data FROM payloads WHERE id = ANY($1)`, payloadIDs).Query(func(rows pgx.Rows) error {

@@ -1,6 +1,8 @@
 package postgres
 
 import (
+	"encoding/binary"
+	"errors"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -103,27 +105,56 @@ func messageValues(m *domain.Message) []any {
 	}
 }
 
-// The columns of messageValues, for the statements that write them.
+// updateMessage writes the columns of messageValues ($2...$24) of message
+// $1 and appends the encoded history entries $25 to its history.
 const (
-	insertMessage = `INSERT INTO messages (id, seq, size, parent_id, incarnation, created_at, updated_at,
-		next_attempt_at, attempts, crashes, blacklisted, passed_over, status, qos, stage, sender, receiver,
-		receivers, interface, app_queue, error, error_class, node, headers, queue, payload_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
-		$22, $23, $24, $25, $26)`
 	updateMessage = `UPDATE messages SET seq = $2, size = $3, parent_id = $4, incarnation = $5, created_at = $6,
 		updated_at = $7, next_attempt_at = $8, attempts = $9, crashes = $10, blacklisted = $11, passed_over = $12,
 		status = $13, qos = $14, stage = $15, sender = $16, receiver = $17, receivers = $18, interface = $19,
-		app_queue = $20, error = $21, error_class = $22, node = $23, headers = $24 WHERE id = $1`
+		app_queue = $20, error = $21, error_class = $22, node = $23, headers = $24, history = history || $25
+		WHERE id = $1`
 )
 
-// insertHistory appends a history entry after the message's last one.
-const insertHistory = `INSERT INTO history (message_id, n, at, from_status, to_status, node, actor, reason)
-	SELECT $1::uuid, coalesce(max(n), 0) + 1, $2::timestamptz, $3::text, $4::text, $5::text, $6::text, $7::text
-	FROM history WHERE message_id = $1::uuid`
+// A message's history is one value in its row (messages.history): its
+// entries, oldest first, each the time in microseconds since the epoch
+// (int8, big-endian) and then from, to, node, actor and reason, each a
+// length (int4, big-endian) and that many bytes of UTF-8. A status change
+// appends its entry in the statement that changes the row (history =
+// history || $n), so recording it writes no row and no index entry of its
+// own. Migration 00007 builds the same encoding in SQL.
 
-// historyValues are the parameters $2... of insertHistory.
-func historyValues(h domain.HistoryEntry) []any {
-	return []any{h.At, optional(string(h.From)), string(h.To), optional(h.Node), clean(h.Actor), optional(h.Reason)}
+// appendHistory appends the encoding of h to dst.
+func appendHistory(dst []byte, h domain.HistoryEntry) []byte {
+	dst = binary.BigEndian.AppendUint64(dst, uint64(h.At.UnixMicro()))
+	for _, f := range [...]string{string(h.From), string(h.To), clean(h.Node), clean(h.Actor), clean(h.Reason)} {
+		dst = binary.BigEndian.AppendUint32(dst, uint32(len(f)))
+		dst = append(dst, f...)
+	}
+	return dst
+}
+
+// DecodeHistory reads the entries appendHistory wrote: the history column
+// of a message row, for a reader of the table itself (the cluster tests).
+func DecodeHistory(b []byte) ([]domain.HistoryEntry, error) {
+	var out []domain.HistoryEntry
+	for len(b) > 0 {
+		if len(b) < 8 {
+			return nil, errors.New("history: truncated entry")
+		}
+		h := domain.HistoryEntry{At: time.UnixMicro(int64(binary.BigEndian.Uint64(b))).UTC()}
+		b = b[8:]
+		var f [5]string
+		for i := range f {
+			if len(b) < 4 || uint64(len(b)-4) < uint64(binary.BigEndian.Uint32(b)) {
+				return nil, errors.New("history: truncated entry")
+			}
+			n := binary.BigEndian.Uint32(b)
+			f[i], b = string(b[4:4+n]), b[4+n:]
+		}
+		h.From, h.To, h.Node, h.Actor, h.Reason = domain.Status(f[0]), domain.Status(f[1]), f[2], f[3], f[4]
+		out = append(out, h)
+	}
+	return out, nil
 }
 
 // parseID returns the UUID an id names; ok is false for a string that is

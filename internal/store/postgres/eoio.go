@@ -153,8 +153,8 @@ func (t *txn) Move(p store.MoveParams) (*domain.Message, error) {
 	}
 	uid, _ := parseID(p.ID)
 	b := &pgx.Batch{}
-	b.Queue(`UPDATE messages SET queue = $2, seq = $3, updated_at = $4 WHERE id = $1`, uid, p.Queue, seq, next.UpdatedAt)
-	b.Queue(insertHistory, append([]any{uid}, historyValues(h)...)...)
+	b.Queue(`UPDATE messages SET queue = $2, seq = $3, updated_at = $4, history = history || $5 WHERE id = $1`,
+		uid, p.Queue, seq, next.UpdatedAt, appendHistory(nil, h))
 	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
 		return nil, fmt.Errorf("message %s: move to %s: %w", p.ID, p.Queue, err)
 	}

@@ -109,20 +109,13 @@ func (t *txn) History(id string) ([]domain.HistoryEntry, error) {
 		return nil, err
 	}
 	uid, _ := parseID(id)
-	rows, err := t.tx.Query(t.ctx, `SELECT at, coalesce(from_status, ''), to_status, coalesce(node, ''), actor,
-		coalesce(reason, '') FROM history WHERE message_id = $1 ORDER BY n`, uid)
-	if err != nil {
+	var b []byte
+	if err := t.tx.QueryRow(t.ctx, `SELECT history FROM messages WHERE id = $1`, uid).Scan(&b); err != nil {
 		return nil, fmt.Errorf("message %s: history: %w", id, err)
 	}
-	var out []domain.HistoryEntry
-	var h domain.HistoryEntry
-	_, err = pgx.ForEachRow(rows, []any{&h.At, &h.From, &h.To, &h.Node, &h.Actor, &h.Reason}, func() error {
-		h.At = h.At.UTC()
-		out = append(out, h)
-		return nil
-	})
+	out, err := DecodeHistory(b)
 	if err != nil {
-		return nil, fmt.Errorf("message %s: history: %w", id, err)
+		return nil, fmt.Errorf("message %s: %w", id, err)
 	}
 	return out, nil
 }
@@ -292,7 +285,7 @@ func (t *txn) change(cur *storedMessage, to domain.Status, update func(*domain.M
 	return next, nil
 }
 
-// Delete removes a message with its history, and its payload unless other
+// Delete removes a message (its history is part of its row), and its payload unless other
 // messages still share it.
 func (t *txn) Delete(id string) error {
 	m, err := t.message(id)
@@ -301,7 +294,6 @@ func (t *txn) Delete(id string) error {
 	}
 	uid, _ := parseID(id)
 	b := &pgx.Batch{}
-	b.Queue(`DELETE FROM history WHERE message_id = $1`, uid)
 	b.Queue(`DELETE FROM messages WHERE id = $1`, uid)
 	// The decrement waits for a concurrent one (a copy in another queue
 	// deleted at once), so the last of them sees zero.

@@ -76,13 +76,12 @@ func TestSharedPayloadGoesWithTheLastMessage(t *testing.T) {
 	out := storetest.NewOutboundMessage(in, storetest.ReceiverWMS)
 	_, err := b.conn.Exec(b.ctx, `
 		WITH o AS (INSERT INTO messages (id, seq, size, payload_id, parent_id, created_at, updated_at, queue, status,
-				qos, stage, sender, receiver)
-			SELECT $2, 1, size, payload_id, id, created_at, updated_at, $3, 'TBDL', qos, 'outbound', sender, $4
+				qos, stage, sender, receiver, history)
+			SELECT $2, 1, size, payload_id, id, created_at, updated_at, $3, 'TBDL', qos, 'outbound', sender, $4, history
 			FROM messages WHERE id = $1 RETURNING payload_id),
-		r AS (UPDATE payloads SET refs = refs + 1 WHERE id = (SELECT payload_id FROM o)),
-		q AS (INSERT INTO queues (name, qos, stage, receiver, last_seq, n_tbdl, created_at)
-			VALUES ($3, 'EO', 'outbound', $4, 1, 1, now()))
-		INSERT INTO history (message_id, n, at, to_status, actor) VALUES ($2, 1, now(), 'TBDL', 'engine')`,
+		r AS (UPDATE payloads SET refs = refs + 1 WHERE id = (SELECT payload_id FROM o))
+		INSERT INTO queues (name, qos, stage, receiver, last_seq, n_tbdl, created_at)
+			VALUES ($3, 'EO', 'outbound', $4, 1, 1, now())`,
 		in.ID, out.ID, out.Queue, out.Receiver)
 	require.NoError(t, err)
 	require.NoError(t, b.st.Check(b.ctx))

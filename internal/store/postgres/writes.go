@@ -136,40 +136,64 @@ func (p *pending) drain(b *pgx.Batch) error {
 	if p.empty() {
 		return nil
 	}
-	if err := p.queueInserts(b); err != nil {
+	hist := p.histories()
+	if err := p.queueInserts(b, hist); err != nil {
 		return err
 	}
-	if err := p.queueUpdates(b); err != nil {
+	if err := p.queueUpdates(b, hist); err != nil {
 		return err
 	}
-	p.queueHistory(b)
 	p.queueRefs(b)
 	b.QueuedQueries = append(b.QueuedQueries, p.raw...)
 	*p = pending{}
 	return nil
 }
 
-// insertMessages inserts the messages of the arrays $1..$26 (the columns
-// of insertMessage, receivers and headers as JSON) and returns the first
-// one that existed already.
+// histories returns the history entries held back, encoded, by message:
+// each message's entries in the order they were made. The statement that
+// writes the message's row first — its insert, else its update — appends
+// them (take).
+func (p *pending) histories() map[[16]byte][]byte {
+	hist := make(map[[16]byte][]byte, len(p.history))
+	for _, r := range p.history {
+		hist[r.id.Bytes] = appendHistory(hist[r.id.Bytes], r.h)
+	}
+	return hist
+}
+
+// take returns the encoded entries hist holds for id, and forgets them, so
+// that a later statement on the same message appends nothing more. A
+// message without entries gets an empty value (never NULL).
+func take(hist map[[16]byte][]byte, id pgtype.UUID) []byte {
+	h := hist[id.Bytes]
+	delete(hist, id.Bytes)
+	if h == nil {
+		h = []byte{}
+	}
+	return h
+}
+
+// insertMessages inserts the messages of the arrays $1..$27 (the columns
+// of messageValues with queue and payload_id, receivers and headers as
+// JSON, and the encoded history) and returns the first one that existed already.
 const insertMessages = `WITH u AS (SELECT * FROM unnest($1::uuid[], $2::int8[], $3::int8[], $4::uuid[], $5::int8[],
 		$6::timestamptz[], $7::timestamptz[], $8::timestamptz[], $9::int8[], $10::int8[], $11::bool[], $12::bool[],
 		$13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[],
-		$21::text[], $22::text[], $23::text[], $24::text[], $25::text[], $26::uuid[])
+		$21::text[], $22::text[], $23::text[], $24::text[], $25::text[], $26::uuid[], $27::bytea[])
 		AS u(id, seq, size, parent_id, incarnation, created_at, updated_at, next_attempt_at, attempts, crashes,
 			blacklisted, passed_over, status, qos, stage, sender, receiver, receivers, interface, app_queue, error,
-			error_class, node, headers, queue, payload_id)),
+			error_class, node, headers, queue, payload_id, history)),
 	m AS (INSERT INTO messages (id, seq, size, parent_id, incarnation, created_at, updated_at, next_attempt_at,
 			attempts, crashes, blacklisted, passed_over, status, qos, stage, sender, receiver, receivers, interface,
-			app_queue, error, error_class, node, headers, queue, payload_id)
+			app_queue, error, error_class, node, headers, queue, payload_id, history)
 		SELECT id, seq, size, parent_id, incarnation, created_at, updated_at, next_attempt_at, attempts, crashes,
 			blacklisted, passed_over, status, qos, stage, sender, receiver,
 			CASE WHEN receivers IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(receivers::jsonb)) END,
-			interface, app_queue, error, error_class, node, headers::jsonb, queue, payload_id
+			interface, app_queue, error, error_class, node, headers::jsonb, queue, payload_id, history
 		FROM u ON CONFLICT (id) DO NOTHING RETURNING id)
 	SELECT u.id FROM u WHERE NOT EXISTS (SELECT 1 FROM m WHERE m.id = u.id) LIMIT 1`
 
-func (p *pending) queueInserts(b *pgx.Batch) error {
+func (p *pending) queueInserts(b *pgx.Batch, hist map[[16]byte][]byte) error {
 	n := len(p.inserts)
 	if n == 0 {
 		return nil
@@ -184,6 +208,7 @@ func (p *pending) queueInserts(b *pgx.Batch) error {
 		status, qos, stage, sender, queue                   = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		receiver, receivers, iface, appQueue, errs, classes = make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n)
 		nodes, hdrs                                         = make([]pgtype.Text, n), make([]pgtype.Text, n)
+		histories                                           = make([][]byte, n)
 		ownIDs                                              []pgtype.UUID
 		ownData                                             [][]byte
 	)
@@ -192,6 +217,7 @@ func (p *pending) queueInserts(b *pgx.Batch) error {
 		ids[i], _ = parseID(m.ID)
 		parents[i], _ = parseID(m.ParentID)
 		payloadIDs[i] = r.payloadID
+		histories[i] = take(hist, ids[i])
 		seqs[i], incs[i] = nullInt(m.Seq), nullInt(m.Incarnation)
 		sizes[i], attempts[i], crashes[i] = m.Size, int64(m.Attempts), int64(m.Crashes)
 		created[i], updated[i], next[i] = m.CreatedAt, m.UpdatedAt, nullTime(m.NextAttemptAt)
@@ -212,7 +238,7 @@ func (p *pending) queueInserts(b *pgx.Batch) error {
 	}
 	b.Queue(insertMessages, ids, seqs, sizes, parents, incs, created, updated, next, attempts, crashes, blacklisted,
 		passed, status, qos, stage, sender, receiver, receivers, iface, appQueue, errs, classes, nodes, hdrs, queue,
-		payloadIDs).Query(func(rows pgx.Rows) error {
+		payloadIDs, histories).Query(func(rows pgx.Rows) error {
 		var dup pgtype.UUID
 		_, err := pgx.ForEachRow(rows, []any{&dup}, func() error { return nil })
 		if err != nil {
@@ -231,22 +257,23 @@ func (p *pending) queueInserts(b *pgx.Batch) error {
 }
 
 // updateNarrow sets, for the messages of the arrays, the columns a status
-// change sets.
+// change sets, and appends to their history.
 const updateNarrow = `UPDATE messages m SET seq = u.seq, incarnation = u.incarnation, updated_at = u.updated_at,
 		next_attempt_at = u.next_attempt_at, attempts = u.attempts, crashes = u.crashes, blacklisted = u.blacklisted,
-		passed_over = u.passed_over, status = u.status, error = u.error, error_class = u.error_class, node = u.node
+		passed_over = u.passed_over, status = u.status, error = u.error, error_class = u.error_class, node = u.node,
+		history = m.history || u.history
 	FROM unnest($1::uuid[], $2::int8[], $3::int8[], $4::timestamptz[], $5::timestamptz[], $6::int8[], $7::int8[],
-		$8::bool[], $9::bool[], $10::text[], $11::text[], $12::text[], $13::text[])
+		$8::bool[], $9::bool[], $10::text[], $11::text[], $12::text[], $13::text[], $14::bytea[])
 		AS u(id, seq, incarnation, updated_at, next_attempt_at, attempts, crashes, blacklisted, passed_over, status,
-			error, error_class, node)
+			error, error_class, node, history)
 	WHERE m.id = u.id`
 
-func (p *pending) queueUpdates(b *pgx.Batch) error {
+func (p *pending) queueUpdates(b *pgx.Batch, hist map[[16]byte][]byte) error {
 	var narrow []*domain.Message
 	for _, c := range p.updates {
 		if c.wide {
 			uid, _ := parseID(c.m.ID)
-			b.Queue(updateMessage, append([]any{uid}, messageValues(c.m)...)...)
+			b.Queue(updateMessage, append(append([]any{uid}, messageValues(c.m)...), take(hist, uid))...)
 			continue
 		}
 		narrow = append(narrow, c.m)
@@ -262,8 +289,10 @@ func (p *pending) queueUpdates(b *pgx.Batch) error {
 	blacklisted, passed := make([]bool, n), make([]bool, n)
 	status := make([]string, n)
 	errs, classes, nodes := make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n)
+	histories := make([][]byte, n)
 	for i, m := range narrow {
 		ids[i], _ = parseID(m.ID)
+		histories[i] = take(hist, ids[i])
 		seqs[i], incs[i] = nullInt(m.Seq), nullInt(m.Incarnation)
 		updated[i], next[i] = m.UpdatedAt, nullTime(m.NextAttemptAt)
 		attempts[i], crashes[i] = int64(m.Attempts), int64(m.Crashes)
@@ -271,32 +300,9 @@ func (p *pending) queueUpdates(b *pgx.Batch) error {
 		status[i] = string(m.Status)
 		errs[i], classes[i], nodes[i] = optional(m.Error), optional(string(m.ErrorClass)), optional(m.Node)
 	}
-	b.Queue(updateNarrow, ids, seqs, incs, updated, next, attempts, crashes, blacklisted, passed, status, errs, classes, nodes)
+	b.Queue(updateNarrow, ids, seqs, incs, updated, next, attempts, crashes, blacklisted, passed, status, errs, classes, nodes,
+		histories)
 	return nil
-}
-
-// insertHistories appends the entries of the arrays, in array order, after
-// each message's last entry.
-const insertHistories = `INSERT INTO history (message_id, n, at, from_status, to_status, node, actor, reason)
-	SELECT u.id, coalesce((SELECT max(h.n) FROM history h WHERE h.message_id = u.id), 0) +
-			row_number() OVER (PARTITION BY u.id ORDER BY u.ord),
-		u.at, u.f, u.t, u.node, u.actor, u.reason
-	FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
-		WITH ORDINALITY AS u(id, at, f, t, node, actor, reason, ord)`
-
-func (p *pending) queueHistory(b *pgx.Batch) {
-	n := len(p.history)
-	if n == 0 {
-		return
-	}
-	ids, at := make([]pgtype.UUID, n), make([]time.Time, n)
-	from, to, nodes, actors, reasons := make([]pgtype.Text, n), make([]string, n), make([]pgtype.Text, n), make([]string, n), make([]pgtype.Text, n)
-	for i, r := range p.history {
-		ids[i], at[i] = r.id, r.h.At
-		from[i], to[i], nodes[i] = optional(string(r.h.From)), string(r.h.To), optional(r.h.Node)
-		actors[i], reasons[i] = clean(r.h.Actor), optional(r.h.Reason)
-	}
-	b.Queue(insertHistories, ids, at, from, to, nodes, actors, reasons)
 }
 
 func (p *pending) queueRefs(b *pgx.Batch) {
