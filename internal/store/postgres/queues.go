@@ -10,10 +10,28 @@ import (
 	"github.com/queuectl/queuectl/internal/store"
 )
 
-// openStatuses is the predicate of the messages_open index: the statuses
-// that take part in a queue's delivery order (not PEND, DLVD or FAIL). A
-// query must state it as written for PostgreSQL to use the index.
-const openStatuses = `status IN ('TBDL', 'DLNG', 'WAIT', 'HOLD', 'NDLV')`
+// The open messages of a queue — those that take part in its delivery
+// order: not PEND, DLVD or FAIL — are two runs of indexes in seq order: the
+// TBDL ones in messages_ready, the others in messages_started. A TBDL
+// message, the most frequent change, so costs one index entry for the
+// claims, not two. A query states each predicate as written, for
+// PostgreSQL to use the index, and merges the runs (openRuns). The open
+// messages of an app queue are one index, messages_app_open.
+const (
+	openStatuses    = `status IN ('TBDL', 'DLNG', 'WAIT', 'HOLD', 'NDLV')`
+	startedStatuses = `status IN ('DLNG', 'WAIT', 'HOLD', 'NDLV')`
+)
+
+// openRuns is a query of the open messages of a queue that match where,
+// in order, up to limit (an SQL expression): the first of each run, merged.
+// The TBDL run's order is seq, the first rank of order's.
+func openRuns(where, order, limit string) string {
+	return `SELECT * FROM ((SELECT ` + messageColumns + ` FROM messages WHERE ` + where + ` AND status = 'TBDL'
+			ORDER BY seq LIMIT ` + limit + `)
+		UNION ALL (SELECT ` + messageColumns + ` FROM messages WHERE ` + where + ` AND ` + startedStatuses + `
+			ORDER BY ` + order + ` LIMIT ` + limit + `)) m
+		ORDER BY ` + order + ` LIMIT ` + limit
+}
 
 // Queue returns one queue's record; in a writable transaction it locks the
 // queue.
@@ -91,11 +109,15 @@ func (t *txn) QueueMessages(queue string, p store.QueueMessagesParams, fn func(*
 		}
 	}
 	where := `queue = $1 AND seq > $2`
-	if p.Open {
-		where += ` AND ` + openStatuses
-	}
-	if p.AppQueue != "" {
-		where += ` AND app_queue = $4`
+	query := `SELECT ` + messageColumns + ` FROM messages WHERE ` + where + ` ORDER BY seq LIMIT $3`
+	switch {
+	case p.AppQueue != "" && p.Open:
+		query = `SELECT ` + messageColumns + ` FROM messages WHERE ` + where + ` AND app_queue = $4 AND ` + openStatuses +
+			` ORDER BY seq LIMIT $3`
+	case p.AppQueue != "":
+		query = `SELECT ` + messageColumns + ` FROM messages WHERE ` + where + ` AND app_queue = $4 ORDER BY seq LIMIT $3`
+	case p.Open:
+		query = openRuns(where, "seq", "$3")
 	}
 	after := int64(min(p.AfterSeq, uint64(1)<<63-1))
 	lim := limiter{limit: p.Limit}
@@ -105,7 +127,7 @@ func (t *txn) QueueMessages(queue string, p store.QueueMessagesParams, fn func(*
 		if p.AppQueue != "" {
 			args = append(args, p.AppQueue)
 		}
-		page, err := t.messages(`SELECT `+messageColumns+` FROM messages WHERE `+where+` ORDER BY seq LIMIT $3`, args...)
+		page, err := t.messages(query, args...)
 		if err != nil {
 			return fmt.Errorf("queue %s: %w", queue, err)
 		}
@@ -125,7 +147,7 @@ func (t *txn) QueueMessages(queue string, p store.QueueMessagesParams, fn func(*
 }
 
 // Head returns the first open message of the queue that holds it up: the
-// messages_open index in seq order, passing over what domain.PassedOver
+// first of the open runs in seq order, passing over what domain.PassedOver
 // says has left the queue's order.
 func (t *txn) Head(queue string) (*domain.Message, error) {
 	q, err := t.Queue(queue) // locks the queue in a writable transaction
@@ -142,8 +164,7 @@ func (t *txn) Head(queue string) (*domain.Message, error) {
 	if q.QoS == domain.EO && (q.Counts[domain.StatusNDLV]-q.PassedOver > 0 || q.Counts[domain.StatusWAIT] > 0) {
 		order = "CASE status WHEN 'NDLV' THEN 2 WHEN 'WAIT' THEN 1 ELSE 0 END DESC, seq"
 	}
-	page, err := t.messages(`SELECT `+messageColumns+` FROM messages
-		WHERE queue = $1 AND `+openStatuses+` AND NOT passed_over ORDER BY `+order+` LIMIT 1`, queue)
+	page, err := t.messages(openRuns(`queue = $1 AND NOT passed_over`, order, "1"), queue)
 	if err != nil {
 		return nil, fmt.Errorf("queue %s: head: %w", queue, err)
 	}
