@@ -285,8 +285,8 @@ func (t *txn) change(cur *storedMessage, to domain.Status, update func(*domain.M
 	return next, nil
 }
 
-// Delete removes a message (its history is part of its row), and its payload unless other
-// messages still share it.
+// Delete removes a message, its history with it, and its payload unless
+// other messages still share it.
 func (t *txn) Delete(id string) error {
 	m, err := t.message(id)
 	if err != nil {
