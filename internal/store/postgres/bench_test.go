@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -147,4 +148,35 @@ func BenchmarkListAtScale(b *testing.B) {
 			}))
 		}
 	})
+}
+
+// BenchmarkClaimWithRetryBacklog claims from an outbound queue that holds
+// 20,000 messages waiting for a retry an hour from now, as a receiver that
+// is down leaves them: a claim reads the first of them (when the next is
+// due), not all of them.
+func BenchmarkClaimWithRetryBacklog(b *testing.B) {
+	st := pgtest.Open(b)
+	later := storetest.Now().Add(time.Hour)
+	parent := storetest.NewMessage()
+	for done := 0; done < 20_000; done += 1000 {
+		require.NoError(b, st.Update(b.Context(), func(w store.Writer) error {
+			for range 1000 {
+				m := storetest.NewOutboundMessage(parent, storetest.ReceiverWMS)
+				m.Status, m.NextAttemptAt, m.Attempts = domain.StatusWAIT, &later, 1
+				if err := w.Insert(m, []byte(benchPayload), storetest.Entry("retry")); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+	}
+	j, err := st.Join(b.Context(), store.JoinParams{ID: "N1", TTL: time.Hour})
+	require.NoError(b, err)
+	for b.Loop() {
+		res, err := st.Claim(b.Context(), store.ClaimParams{Node: j.Node, Limit: 24, Window: 32})
+		require.NoError(b, err)
+		require.Empty(b, res.Claimed)
+		require.WithinDuration(b, later, res.NextDue, time.Second)
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/claim")
 }

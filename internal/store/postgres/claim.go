@@ -508,7 +508,12 @@ func (c *claimer) queueReads(b *pgx.Batch, r *outboundReads, queues, in string, 
 	b.Queue(`SELECT `+messageColumns+` FROM messages WHERE status = 'WAIT' AND stage = 'outbound' AND `+in+`
 		AND next_attempt_at <= now() ORDER BY next_attempt_at, id LIMIT $`+fmt.Sprint(n+1)+` FOR UPDATE SKIP LOCKED`,
 		append(args, left+1)...).Query(r.collect(&r.due))
-	b.Queue(`SELECT min(next_attempt_at) FROM messages WHERE status = 'WAIT' AND `+in+` AND next_attempt_at > now()`,
+	// The next due time is each queue's first in messages_due, so that a
+	// claim costs the same with a backlog of retries as without.
+	b.Queue(`SELECT min(d.at) FROM queues q CROSS JOIN LATERAL (SELECT next_attempt_at AS at FROM messages m
+			WHERE m.status = 'WAIT' AND m.queue = q.name AND m.next_attempt_at > now()
+			ORDER BY m.next_attempt_at LIMIT 1) d
+		WHERE q.n_wait > 0 AND `+queues,
 		args...).QueryRow(func(row pgx.Row) error { return row.Scan(&r.nextDue) })
 	// The heads: per queue, in turn, its first TBDL messages up to its
 	// room. A queue that WAITs or is blocked starts nothing.
