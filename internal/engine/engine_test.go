@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -222,6 +223,14 @@ func (b *testBundle) eventSummary() string {
 		counts[e.Kind]++
 	}
 	return fmt.Sprint(counts)
+}
+
+// logSummary lists the engine's log messages so far, for a failure's
+// message.
+func (b *testBundle) logSummary() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.Join(b.logs, "; ")
 }
 
 func (b *testBundle) logged(msg string) bool {
