@@ -1,9 +1,11 @@
 package engine_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -123,6 +125,29 @@ func (ep *endpoint) accepted() []string {
 		}
 	}
 	return out
+}
+
+// repeats describes the payloads the endpoint accepted more than once, with
+// the message ids they came under: one id twice is a redelivery, two ids a
+// message routed twice.
+func (ep *endpoint) repeats() string {
+	ids := map[string][]string{}
+	var order []string
+	for _, a := range ep.all() {
+		if a.Code >= 200 && a.Code < 300 {
+			if ids[a.Payload] == nil {
+				order = append(order, a.Payload)
+			}
+			ids[a.Payload] = append(ids[a.Payload], a.ID)
+		}
+	}
+	var out []string
+	for _, p := range order {
+		if len(ids[p]) > 1 {
+			out = append(out, fmt.Sprintf("%s as %v", p, ids[p]))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // overlapped returns the ids delivered at the same time as id.
