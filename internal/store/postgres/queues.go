@@ -22,9 +22,10 @@ const (
 	startedStatuses = `status IN ('DLNG', 'WAIT', 'HOLD', 'NDLV')`
 )
 
-// openRuns is a query of the open messages of a queue that match where,
-// in order, up to limit (an SQL expression): the first of each run, merged.
-// The TBDL run's order is seq, the first rank of order's.
+// openRuns is a query of the open messages that match where, in order, up
+// to limit (an SQL expression): the first limit of each run, merged. The
+// TBDL run is read in seq order whatever order is: every order a caller
+// gives ranks TBDL messages by seq alone.
 func openRuns(where, order, limit string) string {
 	return `SELECT * FROM ((SELECT ` + messageColumns + ` FROM messages WHERE ` + where + ` AND status = 'TBDL'
 			ORDER BY seq LIMIT ` + limit + `)
@@ -109,14 +110,14 @@ func (t *txn) QueueMessages(queue string, p store.QueueMessagesParams, fn func(*
 		}
 	}
 	where := `queue = $1 AND seq > $2`
+	if p.AppQueue != "" {
+		where += ` AND app_queue = $4`
+		if p.Open {
+			where += ` AND ` + openStatuses // messages_app_open
+		}
+	}
 	query := `SELECT ` + messageColumns + ` FROM messages WHERE ` + where + ` ORDER BY seq LIMIT $3`
-	switch {
-	case p.AppQueue != "" && p.Open:
-		query = `SELECT ` + messageColumns + ` FROM messages WHERE ` + where + ` AND app_queue = $4 AND ` + openStatuses +
-			` ORDER BY seq LIMIT $3`
-	case p.AppQueue != "":
-		query = `SELECT ` + messageColumns + ` FROM messages WHERE ` + where + ` AND app_queue = $4 ORDER BY seq LIMIT $3`
-	case p.Open:
+	if p.Open && p.AppQueue == "" {
 		query = openRuns(where, "seq", "$3")
 	}
 	after := int64(min(p.AfterSeq, uint64(1)<<63-1))
