@@ -165,3 +165,19 @@ func slicesDelete(s []string, drop ...string) []string {
 	}
 	return out
 }
+
+// The payload reaches the command through a file that never had a name in
+// the temporary directory, so a serve killed mid-delivery leaves no file
+// behind there.
+func TestExecPayloadFileHasNoName(t *testing.T) {
+	t.Parallel()
+	b := setupExec(t)
+	seen := filepath.Join(b.dir, "stdin")
+	r := b.receiver(t, 0, b.script(t, "stdin.sh", `readlink /proc/$$/fd/0 > "$1"; cat > /dev/null`), seen)
+	require.NoError(t, deliver(t, r, message(domain.EO, "XBTO0001"), []byte("payload")))
+	got, err := os.ReadFile(seen)
+	require.NoError(t, err)
+	link := strings.TrimSpace(string(got))
+	require.True(t, strings.HasPrefix(link, filepath.Join(os.TempDir(), "#")) && strings.HasSuffix(link, "(deleted)"),
+		"stdin should be a file created without a name in %s, but is %q", os.TempDir(), link)
+}

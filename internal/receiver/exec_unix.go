@@ -74,19 +74,33 @@ func run(ctx context.Context, command, env []string, payload []byte) (*os.Proces
 	return cmd.ProcessState, stderr.Bytes(), nil
 }
 
-// payloadFile returns an unlinked temporary file holding the payload, read
-// from its start.
+// payloadFile returns a temporary file holding the payload, read from its
+// start, that has no name: nothing is left behind, whenever serve dies.
 func payloadFile(payload []byte) (*os.File, error) {
-	f, err := os.CreateTemp("", "queuectl-payload-*")
+	f, err := unnamedTemp()
 	if err != nil {
 		return nil, err
 	}
-	os.Remove(f.Name()) // the open file lives on; nothing is left behind
 	if _, err := f.Write(payload); err != nil {
 		f.Close()
 		return nil, err
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// namedTemp creates a temporary file and unlinks it at once: where the
+// system cannot create a file without a name, the name lives only until
+// the next system call — unless serve dies in between.
+func namedTemp() (*os.File, error) {
+	f, err := os.CreateTemp("", "queuectl-payload-*")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Remove(f.Name()); err != nil {
 		f.Close()
 		return nil, err
 	}
