@@ -164,7 +164,7 @@ func (e *Engine) Notify() {
 // checker is the engine's check-back service for node (§9).
 func (e *Engine) checker(node store.Node) *checker {
 	return &checker{
-		st: e.st, node: node, placer: e.router.Placer, cfg: e.cfg.Tx, client: &http.Client{}, log: e.log, emit: e.emit,
+		st: e.st, node: node, placer: e.router.Placer, cfg: e.cfg.Tx, client: &http.Client{Transport: receiver.NewTransport()}, log: e.log, emit: e.emit,
 		poke: e.checkPoke,
 		committed: func() {
 			select {

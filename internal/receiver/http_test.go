@@ -339,3 +339,82 @@ func TestHTTPEOIOSticksToOneURLAndMovesOnAfterATransientError(t *testing.T) {
 		require.Equal(t, []int{next}, b.servedBy(t, m.ID))
 	}
 }
+
+// connCounter is an instance that answers 204 — no body, so the client has
+// its connection back in its idle pool before a delivery returns — and
+// records the client connections (remote addresses) requests came on. With
+// gate set, requests wait until gate of them have arrived.
+type connCounter struct {
+	srv *httptest.Server
+
+	mu      sync.Mutex
+	conns   map[string]bool
+	arrived int
+	gate    int
+	open    chan struct{}
+}
+
+func newConnCounter(t *testing.T, gate int) *connCounter {
+	t.Helper()
+	c := &connCounter{conns: map[string]bool{}, gate: gate, open: make(chan struct{})}
+	c.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		c.mu.Lock()
+		c.conns[r.RemoteAddr] = true
+		c.arrived++
+		open := c.open
+		if c.gate == 0 || c.arrived%c.gate == 0 {
+			close(c.open)
+			c.open = make(chan struct{})
+		}
+		c.mu.Unlock()
+		select {
+		case <-open:
+		case <-r.Context().Done():
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(c.srv.Close)
+	return c
+}
+
+func (c *connCounter) connections() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.conns)
+}
+
+func TestHTTPKeepsAConnectionForEachDeliveryInFlight(t *testing.T) {
+	t.Parallel()
+	const inFlight = 16 // engine.workers' default
+	c := newConnCounter(t, inFlight)
+	r, err := receiver.New("WMS", config.Receiver{Type: "http", URLs: []string{c.srv.URL + "/in"}})
+	require.NoError(t, err)
+	for round := range 2 {
+		errs := make(chan error, inFlight)
+		for range inFlight {
+			go func() {
+				errs <- r.Deliver(context.Background(), receiver.Delivery{Message: message(domain.EO, "XBTO0001"), Payload: []byte("x")})
+			}()
+		}
+		for range inFlight {
+			require.NoError(t, <-errs, "round %d", round)
+		}
+	}
+	require.Equal(t, inFlight, c.connections(),
+		"the second round of %d deliveries at once reuses the connections of the first", inFlight)
+}
+
+func TestHTTPDeliveriesDoNotShareTheDefaultTransport(t *testing.T) {
+	t.Parallel()
+	c := newConnCounter(t, 0)
+	r, err := receiver.New("WMS", config.Receiver{Type: "http", URLs: []string{c.srv.URL + "/in"}})
+	require.NoError(t, err)
+	d := receiver.Delivery{Message: message(domain.EO, "XBTO0001"), Payload: []byte("x")}
+	require.NoError(t, r.Deliver(context.Background(), d))
+	// What an HTTP server closing elsewhere in the process does (httptest,
+	// and any code that calls it): the receiver's connections stay.
+	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+	require.NoError(t, r.Deliver(context.Background(), d))
+	require.Equal(t, 1, c.connections(), "both deliveries on one connection")
+}
