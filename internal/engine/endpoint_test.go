@@ -150,6 +150,31 @@ func (ep *endpoint) repeats() string {
 	return strings.Join(out, ", ")
 }
 
+// histories returns, for each message the endpoint accepted more than
+// once, its history as the store holds it: one attempt or two, and who
+// moved it in between.
+func (ep *endpoint) histories(t *testing.T) string {
+	seen := map[string]int{}
+	for _, a := range ep.all() {
+		if a.Code >= 200 && a.Code < 300 {
+			seen[a.ID]++
+		}
+	}
+	var out []string
+	for id, n := range seen {
+		if n < 2 {
+			continue
+		}
+		m := ep.b.message(t, id)
+		var steps []string
+		for _, h := range m.History {
+			steps = append(steps, fmt.Sprintf("%s %s→%s %s %q", h.At.Format("15:04:05.000000"), h.From, h.To, h.Actor, h.Reason))
+		}
+		out = append(out, fmt.Sprintf("%s (parent %s): %s", id, m.ParentID, strings.Join(steps, "; ")))
+	}
+	return strings.Join(out, "\n")
+}
+
 // overlapped returns the ids delivered at the same time as id.
 func (ep *endpoint) overlapped(id string) []string {
 	ep.mu.Lock()
