@@ -164,8 +164,8 @@ func (e *Engine) Notify() {
 // checker is the engine's check-back service for node (§9).
 func (e *Engine) checker(node store.Node) *checker {
 	return &checker{
-		st: e.st, node: node, placer: e.router.Placer, cfg: e.cfg.Tx, client: &http.Client{Transport: receiver.NewTransport()}, log: e.log, emit: e.emit,
-		poke: e.checkPoke,
+		st: e.st, node: node, placer: e.router.Placer, cfg: e.cfg.Tx, log: e.log, emit: e.emit, poke: e.checkPoke,
+		client: &http.Client{Transport: receiver.NewTransport()},
 		committed: func() {
 			select {
 			case e.poke <- struct{}{}:

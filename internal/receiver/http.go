@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strings"
@@ -45,22 +46,18 @@ func newHTTP(name string, urls []string, headers map[string]string, timeout time
 	}, nil
 }
 
-// idlePerHost is how many idle connections to one receiver instance a
-// transport keeps: more than the deliveries a node has in flight at once.
-const idlePerHost = 64
-
 // NewTransport returns an HTTP transport of the engine's own, for its calls
-// to receivers and check-back endpoints. It keeps a connection to an
-// instance for every delivery in flight (net/http's default keeps two, so
-// the others would reconnect for each message), and nothing else in the
-// process shares it: closing the idle connections of net/http's default
-// transport — an HTTP server or client elsewhere in the process may — can
+// to receivers and check-back endpoints. It keeps for reuse every connection
+// to an instance that deliveries had open at once — engine.workers bounds
+// them; an idle one closes after 90 s — where net/http's default keeps two,
+// so that the others would reconnect for each message. And nothing else in
+// the process shares it: closing the idle connections of net/http's default
+// transport (an HTTP server or client elsewhere in the process may) can
 // break a request that is just taking one of them, and a delivery the
-// receiver already accepted would then be retried.
+// receiver had already accepted would then be retried.
 func NewTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConnsPerHost = idlePerHost
-	t.MaxIdleConns = 4 * idlePerHost
+	t.MaxIdleConns, t.MaxIdleConnsPerHost = 0, math.MaxInt
 	return t
 }
 
