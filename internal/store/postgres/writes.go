@@ -36,7 +36,6 @@ type pending struct {
 	// their first change; at says where each is in updates.
 	updates []changed
 	at      map[[16]byte]int
-	history []historyRow
 	// refs are the references to add to payloads, by payload.
 	refs map[[16]byte]int64
 	// raw are statements sent as they are, after the others.
@@ -51,28 +50,27 @@ type pending struct {
 const maxHeldBytes = 4 << 20
 
 // newMessage is a message to insert; payload is its own payload, or nil
-// when it shares the payload of the message it was routed from.
+// when it shares the payload of the message it was routed from; history is
+// its first history entry, encoded (appendHistory).
 type newMessage struct {
 	m         *domain.Message
 	payloadID pgtype.UUID
 	payload   []byte
+	history   []byte
 }
 
 // changed is a message to update. wide says a change touched a column
 // other than those a status change sets (narrowColumns): its whole row is
-// written.
+// written. history holds the encoded entries of its changes, in order,
+// which the update appends to the row's.
 type changed struct {
-	m    *domain.Message
-	wide bool
-}
-
-type historyRow struct {
-	id pgtype.UUID
-	h  domain.HistoryEntry
+	m       *domain.Message
+	wide    bool
+	history []byte
 }
 
 func (p *pending) empty() bool {
-	return len(p.inserts) == 0 && len(p.updates) == 0 && len(p.history) == 0 && len(p.refs) == 0 && len(p.raw) == 0
+	return len(p.inserts) == 0 && len(p.updates) == 0 && len(p.refs) == 0 && len(p.raw) == 0
 }
 
 // touches reports whether a write held back concerns the message.
@@ -92,9 +90,9 @@ func (p *pending) insert(uid pgtype.UUID, m *domain.Message, payloadID pgtype.UU
 		return domain.Conflictf("message %s exists already", m.ID)
 	}
 	p.ids[uid.Bytes] = true
-	p.inserts = append(p.inserts, newMessage{m: m.Clone(), payloadID: payloadID, payload: payload})
+	p.inserts = append(p.inserts, newMessage{m: m.Clone(), payloadID: payloadID, payload: payload,
+		history: appendHistory(nil, h)})
 	p.bytes += len(payload)
-	p.history = append(p.history, historyRow{id: uid, h: h})
 	return nil
 }
 
@@ -105,13 +103,14 @@ func (p *pending) update(uid pgtype.UUID, cur, next *domain.Message, h domain.Hi
 		p.at = map[[16]byte]int{}
 	}
 	wide := !sameWide(cur, next)
-	if i, ok := p.at[uid.Bytes]; ok {
-		p.updates[i] = changed{m: next.Clone(), wide: p.updates[i].wide || wide}
-	} else {
-		p.at[uid.Bytes] = len(p.updates)
-		p.updates = append(p.updates, changed{m: next.Clone(), wide: wide})
+	i, ok := p.at[uid.Bytes]
+	if !ok {
+		i = len(p.updates)
+		p.at[uid.Bytes] = i
+		p.updates = append(p.updates, changed{})
 	}
-	p.history = append(p.history, historyRow{id: uid, h: h})
+	c := &p.updates[i]
+	c.m, c.wide, c.history = next.Clone(), c.wide || wide, appendHistory(c.history, h)
 }
 
 // addRefs holds back n more references to a payload.
@@ -131,46 +130,23 @@ func sameWide(a, b *domain.Message) bool {
 }
 
 // drain queues on b the writes held back, one statement per kind, in the
-// order messages, history, payloads, and forgets them.
+// order inserts, updates, payloads, and forgets them. A message inserted
+// and changed by the transaction gets its first history entry with the
+// insert and the others with the update that follows it.
 func (p *pending) drain(b *pgx.Batch) error {
 	if p.empty() {
 		return nil
 	}
-	hist := p.histories()
-	if err := p.queueInserts(b, hist); err != nil {
+	if err := p.queueInserts(b); err != nil {
 		return err
 	}
-	if err := p.queueUpdates(b, hist); err != nil {
+	if err := p.queueUpdates(b); err != nil {
 		return err
 	}
 	p.queueRefs(b)
 	b.QueuedQueries = append(b.QueuedQueries, p.raw...)
 	*p = pending{}
 	return nil
-}
-
-// histories returns the history entries held back, encoded, by message:
-// each message's entries in the order they were made. The statement that
-// writes the message's row first — its insert, else its update — appends
-// them (take).
-func (p *pending) histories() map[[16]byte][]byte {
-	hist := make(map[[16]byte][]byte, len(p.history))
-	for _, r := range p.history {
-		hist[r.id.Bytes] = appendHistory(hist[r.id.Bytes], r.h)
-	}
-	return hist
-}
-
-// take returns the encoded entries hist holds for id, and forgets them, so
-// that a later statement on the same message appends nothing more. A
-// message without entries gets an empty value (never NULL).
-func take(hist map[[16]byte][]byte, id pgtype.UUID) []byte {
-	h := hist[id.Bytes]
-	delete(hist, id.Bytes)
-	if h == nil {
-		h = []byte{}
-	}
-	return h
 }
 
 // insertMessages inserts the messages of the arrays $1..$27 (the columns
@@ -193,7 +169,7 @@ const insertMessages = `WITH u AS (SELECT * FROM unnest($1::uuid[], $2::int8[], 
 		FROM u ON CONFLICT (id) DO NOTHING RETURNING id)
 	SELECT u.id FROM u WHERE NOT EXISTS (SELECT 1 FROM m WHERE m.id = u.id) LIMIT 1`
 
-func (p *pending) queueInserts(b *pgx.Batch, hist map[[16]byte][]byte) error {
+func (p *pending) queueInserts(b *pgx.Batch) error {
 	n := len(p.inserts)
 	if n == 0 {
 		return nil
@@ -217,7 +193,7 @@ func (p *pending) queueInserts(b *pgx.Batch, hist map[[16]byte][]byte) error {
 		ids[i], _ = parseID(m.ID)
 		parents[i], _ = parseID(m.ParentID)
 		payloadIDs[i] = r.payloadID
-		histories[i] = take(hist, ids[i])
+		histories[i] = r.history
 		seqs[i], incs[i] = nullInt(m.Seq), nullInt(m.Incarnation)
 		sizes[i], attempts[i], crashes[i] = m.Size, int64(m.Attempts), int64(m.Crashes)
 		created[i], updated[i], next[i] = m.CreatedAt, m.UpdatedAt, nullTime(m.NextAttemptAt)
@@ -268,15 +244,15 @@ const updateNarrow = `UPDATE messages m SET seq = u.seq, incarnation = u.incarna
 			error, error_class, node, history)
 	WHERE m.id = u.id`
 
-func (p *pending) queueUpdates(b *pgx.Batch, hist map[[16]byte][]byte) error {
-	var narrow []*domain.Message
+func (p *pending) queueUpdates(b *pgx.Batch) error {
+	var narrow []changed
 	for _, c := range p.updates {
 		if c.wide {
 			uid, _ := parseID(c.m.ID)
-			b.Queue(updateMessage, append(append([]any{uid}, messageValues(c.m)...), take(hist, uid))...)
+			b.Queue(updateMessage, append(append([]any{uid}, messageValues(c.m)...), c.history)...)
 			continue
 		}
-		narrow = append(narrow, c.m)
+		narrow = append(narrow, c)
 	}
 	n := len(narrow)
 	if n == 0 {
@@ -290,9 +266,10 @@ func (p *pending) queueUpdates(b *pgx.Batch, hist map[[16]byte][]byte) error {
 	status := make([]string, n)
 	errs, classes, nodes := make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n)
 	histories := make([][]byte, n)
-	for i, m := range narrow {
+	for i, c := range narrow {
+		m := c.m
 		ids[i], _ = parseID(m.ID)
-		histories[i] = take(hist, ids[i])
+		histories[i] = c.history
 		seqs[i], incs[i] = nullInt(m.Seq), nullInt(m.Incarnation)
 		updated[i], next[i] = m.UpdatedAt, nullTime(m.NextAttemptAt)
 		attempts[i], crashes[i] = int64(m.Attempts), int64(m.Crashes)
