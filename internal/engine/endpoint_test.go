@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -128,9 +129,9 @@ func (ep *endpoint) accepted() []string {
 }
 
 // repeats describes the payloads the endpoint accepted more than once, with
-// the message ids they came under: one id twice is a redelivery, two ids a
-// message routed twice.
-func (ep *endpoint) repeats() string {
+// the message ids they came under — one id twice is a redelivery, two ids a
+// message routed twice — and the history of each message the store holds.
+func (ep *endpoint) repeats(t *testing.T) string {
 	ids := map[string][]string{}
 	var order []string
 	for _, a := range ep.all() {
@@ -143,34 +144,17 @@ func (ep *endpoint) repeats() string {
 	}
 	var out []string
 	for _, p := range order {
-		if len(ids[p]) > 1 {
-			out = append(out, fmt.Sprintf("%s as %v", p, ids[p]))
-		}
-	}
-	return strings.Join(out, ", ")
-}
-
-// histories returns, for each message the endpoint accepted more than
-// once, its history as the store holds it: one attempt or two, and who
-// moved it in between.
-func (ep *endpoint) histories(t *testing.T) string {
-	seen := map[string]int{}
-	for _, a := range ep.all() {
-		if a.Code >= 200 && a.Code < 300 {
-			seen[a.ID]++
-		}
-	}
-	var out []string
-	for id, n := range seen {
-		if n < 2 {
+		if len(ids[p]) < 2 {
 			continue
 		}
-		m := ep.b.message(t, id)
-		var steps []string
-		for _, h := range m.History {
-			steps = append(steps, fmt.Sprintf("%s %s→%s %s %q", h.At.Format("15:04:05.000000"), h.From, h.To, h.Actor, h.Reason))
+		out = append(out, fmt.Sprintf("%s as %v", p, ids[p]))
+		for _, id := range slices.Compact(slices.Sorted(slices.Values(ids[p]))) {
+			var steps []string
+			for _, h := range ep.b.message(t, id).History {
+				steps = append(steps, fmt.Sprintf("%s %s→%s %s %q", h.At.Format("15:04:05.000000"), h.From, h.To, h.Actor, h.Reason))
+			}
+			out = append(out, fmt.Sprintf("  %s: %s", id, strings.Join(steps, "; ")))
 		}
-		out = append(out, fmt.Sprintf("%s (parent %s): %s", id, m.ParentID, strings.Join(steps, "; ")))
 	}
 	return strings.Join(out, "\n")
 }

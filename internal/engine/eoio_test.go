@@ -126,8 +126,8 @@ func TestEOIOSwitchWhileDelivering(t *testing.T) {
 				want = append(want, fmt.Sprintf("%s-%d-%d", q, round, i))
 			}
 		}
-		require.Equal(t, want, ofAppQueue(ep.accepted(), q), "app queue %s; accepted more than once: %s\n%s\nevents %s; log: %s",
-			q, ep.repeats(), ep.histories(t), b.eventSummary(), b.logSummary())
+		require.Equal(t, want, ofAppQueue(ep.accepted(), q), "app queue %s; accepted more than once: %s\nevents %s; log: %s",
+			q, ep.repeats(t), b.eventSummary(), b.logSummary())
 	}
 	st, err := b.admin.EOIOStatus(b.ctx)
 	require.NoError(t, err)
