@@ -179,6 +179,26 @@ type QueueRecord struct {
 	CreatedAt time.Time
 }
 
+// Blocked says whether NDLV messages hold the queue up (§4): those that
+// PassedOver counts do not.
+func (q *QueueRecord) Blocked() bool {
+	return q.Counts[domain.StatusNDLV] > q.PassedOver
+}
+
+// Room is how many more messages of the queue may be DLNG at once (§3): one
+// for an EOIO queue with nothing in flight, up to window for an EO queue,
+// none for a stopped or blocked queue.
+func (q *QueueRecord) Room(window int) int64 {
+	if q.Stopped || q.Blocked() {
+		return 0
+	}
+	limit := int64(window)
+	if q.QoS == domain.EOIO {
+		limit = 1
+	}
+	return limit - q.Counts[domain.StatusDLNG]
+}
+
 // MessageFilter selects messages for Reader.Messages. Empty fields select all.
 // List-valued fields match any of their values.
 type MessageFilter struct {

@@ -97,25 +97,6 @@ func (c *claimer) queue(name string) (*store.QueueRecord, error) {
 	return c.t.queue(name)
 }
 
-// blocking counts the NDLV messages that hold a queue up.
-func blocking(q *store.QueueRecord) int64 {
-	return q.Counts[domain.StatusNDLV] - q.PassedOver
-}
-
-// room is how many more messages of q may be DLNG at once: one for an EOIO
-// queue with nothing in flight, up to the window for an EO queue, none for a
-// stopped or blocked queue.
-func (c *claimer) room(q *store.QueueRecord) int64 {
-	if q.Stopped || blocking(q) > 0 {
-		return 0
-	}
-	limit := int64(c.p.Window)
-	if q.QoS == domain.EOIO {
-		limit = 1
-	}
-	return limit - q.Counts[domain.StatusDLNG]
-}
-
 // walk calls serve for the queues of one stage that have TBDL messages,
 // from start on and round, until the stage is full.
 func (c *claimer) walk(stage domain.Stage, start string, serve func(name string) error) error {
@@ -170,7 +151,7 @@ func (c *claimer) routeQueue(name string) error {
 	if err != nil {
 		return err
 	}
-	if q.Stopped || blocking(q) > 0 || q.Counts[domain.StatusWAIT] > 0 {
+	if q.Stopped || q.Blocked() || q.Counts[domain.StatusWAIT] > 0 {
 		return nil
 	}
 	ids := c.readyIDs(domain.Inbound, name, int64(c.p.RouteLimit-c.routed)+1)
@@ -281,7 +262,7 @@ func (c *claimer) due() error {
 		if err != nil {
 			return err
 		}
-		if m.Stage != domain.Outbound || c.room(q) <= 0 {
+		if m.Stage != domain.Outbound || q.Room(c.p.Window) <= 0 {
 			continue
 		}
 		if err := c.take(m); err != nil {
@@ -299,7 +280,7 @@ func (c *claimer) claimQueue(name string) error {
 	if err != nil {
 		return err
 	}
-	room := c.room(q)
+	room := q.Room(c.p.Window)
 	if room <= 0 || q.Counts[domain.StatusWAIT] > 0 {
 		return nil // a WAIT message holds the queue; it is claimed when due
 	}

@@ -179,7 +179,7 @@ func (t *txn) Head(queue string) (*domain.Message, error) {
 	best, head := 0, (*domain.Message)(nil)
 	if q.QoS == domain.EO {
 		switch {
-		case q.Counts[domain.StatusNDLV]-q.PassedOver > 0:
+		case q.Blocked():
 			best = 2
 		case q.Counts[domain.StatusWAIT] > 0:
 			best = 1

@@ -228,25 +228,6 @@ func (c *claimer) full(s domain.Stage) bool {
 	return c.claimed >= c.p.Limit || (c.p.Candidates == store.CandidatesAlone && c.claimed > 0)
 }
 
-// blocking counts the NDLV messages that hold a queue up.
-func blocking(q *store.QueueRecord) int64 {
-	return q.Counts[domain.StatusNDLV] - q.PassedOver
-}
-
-// room is how many more messages of q may be DLNG at once: one for an EOIO
-// queue with nothing in flight, up to the window for an EO queue, none for a
-// stopped or blocked queue.
-func (c *claimer) room(q *store.QueueRecord) int64 {
-	if q.Stopped || blocking(q) > 0 {
-		return 0
-	}
-	limit := int64(c.p.Window)
-	if q.QoS == domain.EOIO {
-		limit = 1
-	}
-	return limit - q.Counts[domain.StatusDLNG]
-}
-
 // routeQueue routes what it may of one inbound queue's TBDL messages, in seq
 // order: an EO queue's up to the limit, an EOIO queue's until one of them
 // finds no receiver and blocks it.
@@ -300,7 +281,7 @@ func (c *claimer) routeQueue(name string) error {
 func (c *claimer) readyInbound(name string, limit int) ([]*storedMessage, error) {
 	t := c.t
 	routes := func(q *store.QueueRecord) bool {
-		return !q.Stopped && blocking(q) <= 0 && q.Counts[domain.StatusWAIT] == 0 && q.Counts[domain.StatusTBDL] > 0
+		return !q.Stopped && !q.Blocked() && q.Counts[domain.StatusWAIT] == 0 && q.Counts[domain.StatusTBDL] > 0
 	}
 	collect := func(rows pgx.Rows) ([]*storedMessage, error) {
 		return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*storedMessage, error) { return scanMessage(row) })
@@ -597,7 +578,7 @@ func (c *claimer) take(r *outboundReads) error {
 			c.res.More = true
 			break
 		}
-		if !mine[d.Queue] || c.room(t.queues[d.Queue])-m.taken[d.Queue] <= 0 {
+		if !mine[d.Queue] || t.queues[d.Queue].Room(c.p.Window)-m.taken[d.Queue] <= 0 {
 			continue
 		}
 		if err := m.take(d); err != nil {
