@@ -4,6 +4,7 @@ package domain
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -50,6 +51,27 @@ func ParseStatuses(list string) ([]Status, error) {
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// Alternatives names statuses as a choice, for messages: "NDLV", "NDLV or
+// WAIT", "NDLV, WAIT or HOLD"; "none" for none.
+func Alternatives(ss []Status) string {
+	switch len(ss) {
+	case 0:
+		return "none"
+	case 1:
+		return string(ss[0])
+	}
+	return joinStatuses(ss[:len(ss)-1]) + " or " + string(ss[len(ss)-1])
+}
+
+// ExpectStatus is the compare-and-set of §4 on a message's status: nil when
+// cur is one of from, else a conflict naming both.
+func ExpectStatus(id string, cur Status, from []Status) error {
+	if slices.Contains(from, cur) {
+		return nil
+	}
+	return Conflictf("message %s: status is %s, expected %s", id, cur, Alternatives(from))
 }
 
 func joinStatuses(ss []Status) string {

@@ -77,3 +77,18 @@ func TestParseStage(t *testing.T) {
 		requireInvalid(t, err, "stage "+quote(in), "inbound or outbound")
 	}
 }
+
+func TestExpectStatus(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "none", domain.Alternatives(nil))
+	require.Equal(t, "NDLV", domain.Alternatives([]domain.Status{domain.StatusNDLV}))
+	require.Equal(t, "NDLV or WAIT", domain.Alternatives([]domain.Status{domain.StatusNDLV, domain.StatusWAIT}))
+	require.Equal(t, "NDLV, WAIT or HOLD",
+		domain.Alternatives([]domain.Status{domain.StatusNDLV, domain.StatusWAIT, domain.StatusHOLD}))
+
+	from := []domain.Status{domain.StatusNDLV, domain.StatusWAIT}
+	require.NoError(t, domain.ExpectStatus("m1", domain.StatusWAIT, from))
+	err := domain.ExpectStatus("m1", domain.StatusDLVD, from)
+	require.ErrorIs(t, err, domain.ErrConflict)
+	require.EqualError(t, err, "message m1: status is DLVD, expected NDLV or WAIT")
+}

@@ -209,7 +209,7 @@ func (s *Service) actOne(w store.Writer, p admin.ActParams, target string, br *a
 	if err != nil {
 		return "", err
 	}
-	needs := joinStatuses(a.from)
+	needs := domain.Alternatives(a.from)
 	if a.blacklisted {
 		needs = "a blacklisted " + needs + " message"
 	}
@@ -316,15 +316,4 @@ func (s *Service) auditEntry(p admin.ActParams, targets []string, br *admin.Bulk
 		At: s.opts.Now(), Actor: s.opts.Actor, Source: s.opts.Source, Action: string(p.Action),
 		Targets: targets, Result: result, Detail: strings.Join(detail, "; "),
 	}
-}
-
-func joinStatuses(ss []domain.Status) string {
-	parts := make([]string, len(ss))
-	for i, s := range ss {
-		parts[i] = string(s)
-	}
-	if len(parts) == 1 {
-		return parts[0]
-	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -170,8 +169,8 @@ func (t *txn) Transition(p store.TransitionParams) (*domain.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !slices.Contains(p.From, cur.Status) {
-		return nil, domain.Conflictf("message %s: status is %s, expected %s", p.ID, cur.Status, joinStatuses(p.From))
+	if err := domain.ExpectStatus(p.ID, cur.Status, p.From); err != nil {
+		return nil, err
 	}
 	return t.transition(key, cur, p.To, p.Update, p.History)
 }
@@ -393,15 +392,4 @@ func (t *txn) reindex(key uuid.UUID, prev, next *domain.Message) error {
 		}
 	}
 	return nil
-}
-
-func joinStatuses(ss []domain.Status) string {
-	if len(ss) == 0 {
-		return "none"
-	}
-	parts := make([]string, len(ss))
-	for i, s := range ss {
-		parts[i] = string(s)
-	}
-	return strings.Join(parts, " or ")
 }

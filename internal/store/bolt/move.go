@@ -3,7 +3,6 @@ package bolt
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/queuectl/queuectl/internal/domain"
@@ -20,9 +19,10 @@ func (t *txn) Move(p store.MoveParams) (*domain.Message, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := domain.ExpectStatus(p.ID, cur.Status, p.From); err != nil {
+		return nil, err
+	}
 	switch {
-	case !slices.Contains(p.From, cur.Status):
-		return nil, domain.Conflictf("message %s: status is %s, expected %s", p.ID, cur.Status, joinStatuses(p.From))
 	case cur.Status == domain.StatusDLNG:
 		return nil, domain.Invalidf("message %s is being delivered (DLNG): it cannot move to %s", p.ID, p.Queue)
 	case cur.Queue == p.Queue:

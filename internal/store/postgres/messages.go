@@ -3,7 +3,6 @@ package postgres
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -237,8 +236,8 @@ func (t *txn) Transition(p store.TransitionParams) (*domain.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !slices.Contains(p.From, cur.Status) {
-		return nil, domain.Conflictf("message %s: status is %s, expected %s", p.ID, cur.Status, joinStatuses(p.From))
+	if err := domain.ExpectStatus(p.ID, cur.Status, p.From); err != nil {
+		return nil, err
 	}
 	return t.change(cur, p.To, p.Update, p.History)
 }
@@ -304,15 +303,4 @@ func (t *txn) Delete(id string) error {
 	}
 	t.count(t.queues[m.Queue], m.Message, -1)
 	return nil
-}
-
-func joinStatuses(ss []domain.Status) string {
-	if len(ss) == 0 {
-		return "none"
-	}
-	parts := make([]string, len(ss))
-	for i, s := range ss {
-		parts[i] = string(s)
-	}
-	return strings.Join(parts, " or ")
 }
