@@ -185,6 +185,13 @@ func (q *QueueRecord) Blocked() bool {
 	return q.Counts[domain.StatusNDLV] > q.PassedOver
 }
 
+// Starts says whether a message of the queue may start now — be routed, or
+// delivered for the first time: not while the queue is stopped or blocked,
+// nor while a message of it WAITs for its retry (§3, §4).
+func (q *QueueRecord) Starts() bool {
+	return !q.Stopped && !q.Blocked() && q.Counts[domain.StatusWAIT] == 0
+}
+
 // Room is how many more messages of the queue may be DLNG at once (§3): one
 // for an EOIO queue with nothing in flight, up to window for an EO queue,
 // none for a stopped or blocked queue.

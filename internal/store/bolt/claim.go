@@ -151,7 +151,7 @@ func (c *claimer) routeQueue(name string) error {
 	if err != nil {
 		return err
 	}
-	if q.Stopped || q.Blocked() || q.Counts[domain.StatusWAIT] > 0 {
+	if !q.Starts() {
 		return nil
 	}
 	ids := c.readyIDs(domain.Inbound, name, int64(c.p.RouteLimit-c.routed)+1)
@@ -281,7 +281,7 @@ func (c *claimer) claimQueue(name string) error {
 		return err
 	}
 	room := q.Room(c.p.Window)
-	if room <= 0 || q.Counts[domain.StatusWAIT] > 0 {
+	if room <= 0 || !q.Starts() {
 		return nil // a WAIT message holds the queue; it is claimed when due
 	}
 	for _, id := range c.readyIDs(domain.Outbound, name, room) {

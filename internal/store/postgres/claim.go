@@ -281,7 +281,7 @@ func (c *claimer) routeQueue(name string) error {
 func (c *claimer) readyInbound(name string, limit int) ([]*storedMessage, error) {
 	t := c.t
 	routes := func(q *store.QueueRecord) bool {
-		return !q.Stopped && !q.Blocked() && q.Counts[domain.StatusWAIT] == 0 && q.Counts[domain.StatusTBDL] > 0
+		return q.Starts() && q.Counts[domain.StatusTBDL] > 0
 	}
 	collect := func(rows pgx.Rows) ([]*storedMessage, error) {
 		return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*storedMessage, error) { return scanMessage(row) })
