@@ -34,10 +34,14 @@ type EngineStore interface {
 	Join(ctx context.Context, p JoinParams) (*Joined, error)
 	// Heartbeat tells the store that the node is alive, renews the leases it
 	// holds and balances queues across live nodes. It returns the
-	// incarnations found dead since, for the caller to Recover. A node that
-	// was itself declared dead gets an error wrapping ErrFenced and must
-	// stop. The embedded store has no other nodes: its heartbeat changes
-	// nothing.
+	// incarnations found dead since, for the caller to Recover. A node whose
+	// heartbeat is overdue (a database outage, a pause) but that no other
+	// node declared dead yet is alive again, its leases intact
+	// (HeartbeatResult.Revived). A node that was declared dead — its queues
+	// taken over, or a later incarnation of its id started — gets an error
+	// wrapping ErrFenced: that incarnation is over, and the process must
+	// join again to go on. The embedded store has no other nodes: its
+	// heartbeat changes nothing.
 	Heartbeat(ctx context.Context, p HeartbeatParams) (*HeartbeatResult, error)
 	// Claim does the inbound stage and starts the outbound one, in one
 	// transaction. First it routes ready inbound messages with p.Router
@@ -70,9 +74,18 @@ type EngineStore interface {
 	// empty result.
 	Recover(ctx context.Context, p RecoverParams) (*RecoverResult, error)
 	// Leave ends an incarnation that stopped cleanly: it gives up its leases
-	// so that other nodes take its queues at once. Messages it still holds
-	// DLNG must be handed back first (OutcomeHandBack).
+	// so that other nodes take its queues at once, and hands back to TBDL,
+	// in the same transaction, what it still holds DLNG — a clean stop
+	// counts no attempt and no crash (§4), and leaves nothing for a
+	// recovery to find.
 	Leave(ctx context.Context, node Node) error
+	// Reconcile compares what the store says the incarnation holds DLNG
+	// with what the node knows it holds (p.Held) and hands back to TBDL,
+	// counting no attempt and no crash, each message the node does not
+	// know of: the claims whose commit the node could not confirm (a lost
+	// reply), which no receiver was ever given. The caller must have no
+	// claim under way.
+	Reconcile(ctx context.Context, p ReconcileParams) (*ReconcileResult, error)
 	// Wakeups delivers a value when messages may have become ready for
 	// delivery: sent, committed, resent, released, a queue started, a lease
 	// gained. It is a hint; the engine also claims on its own schedule.
@@ -82,6 +95,12 @@ type EngineStore interface {
 // ErrFenced marks an engine write refused because the node's incarnation or
 // lease is no longer current: another node took over.
 var ErrFenced = domain.Errorf(domain.ErrConflict, "this node's lease was taken over")
+
+// ErrOverdue marks an engine write refused because the node's last
+// heartbeat is older than its TTL: until a heartbeat renews it (or another
+// node declares it dead) it changes nothing. It is a passing condition,
+// like a database that cannot be reached.
+var ErrOverdue = domain.Errorf(domain.ErrUnavailable, "this node's heartbeat is overdue")
 
 // Node is one incarnation of an engine process.
 type Node struct {
@@ -102,6 +121,13 @@ type JoinParams struct {
 	// (cluster.lease_ttl); zero means the default, 10s. The embedded store
 	// has no other nodes and ignores it.
 	TTL time.Duration
+	// Heartbeat is how often the node heartbeats (cluster.heartbeat);
+	// zero means the default, 1s. A node that starts under the id of an
+	// incarnation that still looks alive watches it for a few heartbeats:
+	// if it heartbeats, the id is in use and Join fails with an error
+	// wrapping domain.ErrInvalid that names its address; if not, it died
+	// (a restart after a crash) and the new incarnation supersedes it.
+	Heartbeat time.Duration
 }
 
 // Joined is the result of Join.
@@ -122,10 +148,16 @@ type HeartbeatParams struct {
 
 // HeartbeatResult is what a heartbeat found.
 type HeartbeatResult struct {
-	// Dead lists incarnations whose heartbeat expired and that were not recovered.
+	// Dead lists incarnations whose heartbeat expired and that were not
+	// recovered. After an outage that the heartbeating node suffered too,
+	// a node whose heartbeat expired during it gets a TTL to come back
+	// before it is listed.
 	Dead []Node
 	// Queues is how many queues the node holds now.
 	Queues int
+	// Revived says the node's own heartbeat was overdue and no other node
+	// had declared it dead: it is alive again, with its leases.
+	Revived bool
 }
 
 // CandidateMode says how a claim treats blacklist candidates: ready
@@ -250,6 +282,12 @@ type RecoverParams struct {
 	// Blacklisting and Crashes are engine.blacklisting.
 	Blacklisting bool
 	Crashes      int
+	// Outage says the dead incarnation's process did not die: it lost its
+	// lease in an outage and joined again (the caller is that process).
+	// Its messages go back to TBDL counting no crash (§4). The store also
+	// counts none when the recovering node itself missed its heartbeats in
+	// the window in which the dead one stopped heartbeating.
+	Outage bool
 }
 
 // RecoverResult is what a recovery changed.
@@ -258,4 +296,20 @@ type RecoverResult struct {
 	Requeued []*domain.Message
 	// Blacklisted went NDLV, blacklisted.
 	Blacklisted []*domain.Message
+	// HandedBack went back to TBDL counting no crash: the dead
+	// incarnation lost its lease in an outage, not its process.
+	HandedBack []*domain.Message
+}
+
+// ReconcileParams describe one reconciliation.
+type ReconcileParams struct {
+	Node Node
+	// Held are the ids of the messages the node knows it holds DLNG.
+	Held []string
+}
+
+// ReconcileResult is what a reconciliation changed.
+type ReconcileResult struct {
+	// HandedBack went back to TBDL: DLNG for the node, unknown to it.
+	HandedBack []*domain.Message
 }

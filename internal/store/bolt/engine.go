@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -98,13 +99,49 @@ func (s *Store) Heartbeat(ctx context.Context, p store.HeartbeatParams) (*store.
 	return &store.HeartbeatResult{}, nil
 }
 
-// Leave has no lease to give up: the next process to open the file takes
-// them all.
+// Leave has no lease to give up — the next process to open the file takes
+// them all — but hands back what the node still holds DLNG.
 func (s *Store) Leave(ctx context.Context, n store.Node) error {
 	if cur := s.serving.Load(); cur != nil && cur.Incarnation == n.Incarnation {
 		s.serving.CompareAndSwap(cur, nil)
 	}
-	return s.View(ctx, func(r store.Reader) error { return r.(*txn).fenced(n) })
+	return s.write(ctx, func(t *txn) error {
+		if err := t.fenced(n); err != nil {
+			return err
+		}
+		_, err := t.handBack(n, nil, "handed back: the node stopped")
+		return err
+	})
+}
+
+// Reconcile hands back what the store says the node holds DLNG and the
+// node does not know of.
+func (s *Store) Reconcile(ctx context.Context, p store.ReconcileParams) (*store.ReconcileResult, error) {
+	var out *store.ReconcileResult
+	err := s.write(ctx, func(t *txn) error {
+		if err := t.fenced(p.Node); err != nil {
+			return err
+		}
+		held, err := t.handBack(p.Node, p.Held, "handed back: the node never started its delivery (the claim's commit was not confirmed)")
+		out = &store.ReconcileResult{HandedBack: held}
+		return err
+	})
+	return out, err
+}
+
+// handBack hands back the messages DLNG for incarnation n but those of keep.
+func (t *txn) handBack(n store.Node, keep []string, reason string) ([]*domain.Message, error) {
+	dlng, err := t.dlngOf(n)
+	if err != nil {
+		return nil, err
+	}
+	dlng = slices.DeleteFunc(dlng, func(m *domain.Message) bool { return slices.Contains(keep, m.ID) })
+	settled, err := store.Settle(t, dlng, func(*domain.Message) store.CrashVerdict { return store.HandBack(reason) }, t.now(), n)
+	out := make([]*domain.Message, len(settled))
+	for i, s := range settled {
+		out[i] = s.Message
+	}
+	return out, err
 }
 
 // Recover runs crash recovery for one dead incarnation (§4).
@@ -114,54 +151,30 @@ func (s *Store) Recover(ctx context.Context, p store.RecoverParams) (*store.Reco
 		if err := t.fenced(p.Node); err != nil {
 			return err
 		}
-		var err error
-		out, err = t.recoverNode(p)
+		dlng, err := t.dlngOf(p.Dead)
+		if err != nil {
+			return err
+		}
+		settled, err := store.Settle(t, dlng, func(m *domain.Message) store.CrashVerdict {
+			return store.CrashVerdictOf(m, len(dlng), p, !p.Outage)
+		}, t.now(), p.Node)
+		out = &store.RecoverResult{}
+		out.Sort(settled)
 		return err
 	})
 	return out, err
 }
 
-func (t *txn) recoverNode(p store.RecoverParams) (*store.RecoverResult, error) {
+// dlngOf returns the messages DLNG for incarnation n.
+func (t *txn) dlngOf(n store.Node) ([]*domain.Message, error) {
 	var dlng []*domain.Message
 	err := t.Messages(store.MessageFilter{Statuses: []domain.Status{domain.StatusDLNG}}, func(m *domain.Message) error {
-		if m.Node == p.Dead.ID && m.Incarnation == p.Dead.Incarnation {
+		if m.Node == n.ID && m.Incarnation == n.Incarnation {
 			dlng = append(dlng, m)
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	out := &store.RecoverResult{}
-	at := t.now()
-	for _, m := range dlng {
-		v := store.CrashVerdictOf(m, len(dlng), p)
-		key, _ := parseID(m.ID)
-		cur, err := t.stored(key)
-		if err != nil {
-			return nil, err
-		}
-		after, err := t.transition(key, cur, v.To, v.Update, store.EngineEntry(at, p.Node, v.Reason))
-		if err != nil {
-			return nil, err
-		}
-		hold, queue := "", after.Queue
-		if v.To == domain.StatusNDLV {
-			hold = "held behind blacklisted " + after.ID
-			if after, err = t.divert(after, store.EngineEntry(at, p.Node, "")); err != nil {
-				return nil, err
-			}
-		}
-		if err := store.RestoreHold(t, queue, store.EngineEntry(at, p.Node, hold)); err != nil {
-			return nil, err
-		}
-		if v.To == domain.StatusNDLV {
-			out.Blacklisted = append(out.Blacklisted, after)
-		} else {
-			out.Requeued = append(out.Requeued, after)
-		}
-	}
-	return out, nil
+	return dlng, err
 }
 
 // idOf is parseID for ids the store wrote itself.

@@ -456,28 +456,27 @@ func (c *claimer) queueAhead(b *pgx.Batch, start string, freeing []pgtype.UUID) 
 	r := &outboundReads{}
 	inc := int64(c.p.Node.Incarnation)
 	held := `SELECT name FROM (` + heldOutbound + `) h`
-	r.most = c.queueReads(b, r, `q.name IN (`+held+`)`, `queue IN (`+held+`)`, []any{inc, changed, start})
+	r.most = c.queueReads(b, r, `q.name IN (`+held+`)`, []any{inc, changed, start})
 	if freeing == nil {
 		freeing = []pgtype.UUID{}
 	}
 	b.Queue(`SELECT m.* FROM (`+heldOutbound+`) u JOIN queues q ON q.name = u.name
 		CROSS JOIN LATERAL (SELECT `+messageColumns+` FROM messages m
 			WHERE m.queue = q.name AND m.status = 'TBDL' ORDER BY m.seq
-			LIMIT greatest(0, CASE WHEN q.qos = 'EOIO' THEN 1 ELSE $4 END - q.n_dlng
-				+ (SELECT count(*) FROM messages f WHERE f.id = ANY($5) AND f.queue = q.name AND f.status = 'DLNG'
-					AND f.incarnation = $1))
+			LIMIT `+roomSQL("$4", `(SELECT count(*) FROM messages f WHERE f.id = ANY($5) AND f.queue = q.name
+				AND f.status = 'DLNG' AND f.incarnation = $1)`)+`
 			FOR UPDATE SKIP LOCKED) m
-		WHERE NOT q.stopped AND q.n_wait = 0 AND q.n_ndlv = q.passed_over
+		WHERE `+startsSQL+`
 		ORDER BY u.ord, m.seq
 		LIMIT $6`, inc, changed, start, c.p.Window, freeing, r.most+1).Query(r.collect(&r.heads))
 	c.ahead = r
 }
 
 // queueReads queues on b the statements of an outbound claim but the heads':
-// the locks of the queues that queues selects, the due WAIT messages and
-// the next due time of those in the queues that in selects (args are
-// both's). It returns how many heads the claim may read.
-func (c *claimer) queueReads(b *pgx.Batch, r *outboundReads, queues, in string, args []any) int {
+// the locks of the queues that queues selects (a condition on q, with args),
+// their due WAIT messages and the next due time. It returns how many heads
+// the claim may read.
+func (c *claimer) queueReads(b *pgx.Batch, r *outboundReads, queues string, args []any) int {
 	n := len(args)
 	left := c.p.Limit - c.claimed
 	b.Queue(queueSelect+` WHERE `+queues+` ORDER BY q.name FOR NO KEY UPDATE OF q SKIP LOCKED`, args...).
@@ -486,9 +485,17 @@ func (c *claimer) queueReads(b *pgx.Batch, r *outboundReads, queues, in string, 
 			r.locked, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*store.QueueRecord, error) { return scanQueue(row) })
 			return err
 		})
-	b.Queue(`SELECT `+messageColumns+` FROM messages WHERE status = 'WAIT' AND stage = 'outbound' AND `+in+`
-		AND next_attempt_at <= now() ORDER BY next_attempt_at, id LIMIT $`+fmt.Sprint(n+1)+` FOR UPDATE SKIP LOCKED`,
-		append(args, left+1)...).Query(r.collect(&r.due))
+	// The due WAIT messages, up to each queue's room: a queue that is
+	// stopped or blocked starts none, so a backlog of retries behind a
+	// blocked queue never fills the claim's limit and starves the retries
+	// of queues that may go on.
+	b.Queue(`SELECT m.* FROM queues q CROSS JOIN LATERAL (SELECT `+messageColumns+` FROM messages m
+			WHERE m.status = 'WAIT' AND m.queue = q.name AND m.next_attempt_at <= now()
+			ORDER BY m.next_attempt_at, m.id LIMIT `+roomSQL(fmt.Sprintf("$%d", n+1), "0")+`
+			FOR UPDATE SKIP LOCKED) m
+		WHERE q.stage = 'outbound' AND q.n_wait > 0 AND `+queues+`
+		ORDER BY m.next_attempt_at, m.id LIMIT $`+fmt.Sprint(n+2),
+		append(args, c.p.Window, left+1)...).Query(r.collect(&r.due))
 	// The next due time is each queue's first in messages_due, so that a
 	// claim costs the same with a backlog of retries as without.
 	b.Queue(`SELECT min(d.at) FROM queues q CROSS JOIN LATERAL (SELECT next_attempt_at AS at FROM messages m
@@ -528,14 +535,14 @@ func (c *claimer) outbound(start string) error {
 	// statement reads them.
 	t.queueFlush(b)
 	r := &outboundReads{}
-	r.most = c.queueReads(b, r, `q.name = ANY($1)`, `queue = ANY($1)`, []any{names})
+	r.most = c.queueReads(b, r, `q.name = ANY($1)`, []any{names})
 	b.Queue(`SELECT m.* FROM unnest($1::text[]) WITH ORDINALITY AS u(name, ord)
 		JOIN queues q ON q.name = u.name
 		CROSS JOIN LATERAL (SELECT `+messageColumns+` FROM messages m
 			WHERE m.queue = q.name AND m.status = 'TBDL' ORDER BY m.seq
-			LIMIT greatest(0, CASE WHEN q.qos = 'EOIO' THEN 1 ELSE $2 END - q.n_dlng)
+			LIMIT `+roomSQL("$2", "0")+`
 			FOR UPDATE SKIP LOCKED) m
-		WHERE NOT q.stopped AND q.n_wait = 0 AND q.n_ndlv = q.passed_over
+		WHERE `+startsSQL+`
 		ORDER BY u.ord, m.seq
 		LIMIT $3`, names, c.p.Window, r.most+1).Query(r.collect(&r.heads))
 	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -57,25 +58,37 @@ import (
 // defaultTTL is the TTL of a node that joins without one (cluster.lease_ttl).
 const defaultTTL = 10 * time.Second
 
+// unended is the condition on a row of nodes (n) that the incarnation has
+// neither left, nor been declared dead (fenced), nor been recovered: it is
+// alive, or overdue and may revive with its next heartbeat.
+const unended = `n.stopped_at IS NULL AND n.recovered_at IS NULL AND n.fenced_at IS NULL`
+
 // alive is the condition on a row of nodes (n) that the incarnation is alive.
-const alive = `n.stopped_at IS NULL AND n.recovered_at IS NULL AND n.expires_at > now()`
+const alive = unended + ` AND n.expires_at > now()`
 
 // microseconds turns a duration into the parameter of $n * interval '1 microsecond'.
 func microseconds(d time.Duration) int64 { return d.Microseconds() }
 
-// fenceSQL returns whether incarnation $1 is alive.
-const fenceSQL = `SELECT EXISTS (SELECT 1 FROM nodes n WHERE n.incarnation = $1 AND ` + alive + `)`
+// fenceSQL returns the state of incarnation $1: 0 alive, 1 overdue (its
+// heartbeat lapsed, nobody declared it dead yet), 2 over.
+const fenceSQL = `SELECT coalesce((SELECT CASE WHEN ` + alive + ` THEN 0 WHEN ` + unended + ` THEN 1 ELSE 2 END
+	FROM nodes n WHERE n.incarnation = $1), 2)`
 
 // queueFence queues the check that node n is alive on b; the returned
-// function reports the result once b ran.
+// function reports the result once b ran: ErrOverdue for a node whose
+// heartbeat lapsed, ErrFenced for one whose incarnation is over.
 func queueFence(b *pgx.Batch, n store.Node) func() error {
-	var ok bool
-	b.Queue(fenceSQL, int64(n.Incarnation)).QueryRow(func(row pgx.Row) error { return row.Scan(&ok) })
+	var state int
+	b.Queue(fenceSQL, int64(n.Incarnation)).QueryRow(func(row pgx.Row) error { return row.Scan(&state) })
 	return func() error {
-		if !ok {
-			return fenced(n)
+		switch state {
+		case 0:
+			return nil
+		case 1:
+			return fmt.Errorf("node %s incarnation %d changes nothing until a heartbeat renews it: %w", n.ID,
+				n.Incarnation, store.ErrOverdue)
 		}
-		return nil
+		return fenced(n)
 	}
 }
 
@@ -83,7 +96,7 @@ func fenced(n store.Node) error {
 	return fmt.Errorf("node %s incarnation %d is no longer alive (it left, or was declared dead): %w", n.ID, n.Incarnation, store.ErrFenced)
 }
 
-// fence refuses the writes of a node that is no longer alive.
+// fence refuses the writes of a node that is not alive.
 func (t *txn) fence(n store.Node) error {
 	b := &pgx.Batch{}
 	check := queueFence(b, n)
@@ -102,28 +115,36 @@ func (s *Store) Now(ctx context.Context) (time.Time, error) {
 	return now.UTC(), nil
 }
 
-// Join inserts a new incarnation of node p.ID, declares its earlier
-// incarnations dead (a restarted node's predecessor is), frees their
+// Join inserts a new incarnation of node p.ID, supersedes its earlier
+// incarnations (a restarted node's predecessor is dead) and frees their
 // leases, takes the node's share of the queues and lists the incarnations
-// that died unrecovered.
+// that died unrecovered. An earlier incarnation that still heartbeats is
+// another live process with the same id: Join refuses to start beside it.
 func (s *Store) Join(ctx context.Context, p store.JoinParams) (*store.Joined, error) {
 	ttl := p.TTL
 	if ttl <= 0 {
 		ttl = defaultTTL
 	}
+	every := p.Heartbeat
+	if every <= 0 {
+		every = time.Second
+	}
+	if err := s.watchNamesake(ctx, p.ID); err != nil {
+		return nil, err
+	}
 	var out *store.Joined
 	var gained bool
 	err := s.engine(ctx, func(t *txn) error {
 		n := store.Node{ID: p.ID}
-		err := t.tx.QueryRow(t.ctx, `INSERT INTO nodes (id, address, expires_at)
-			VALUES ($1, $2, now() + $3 * interval '1 microsecond') RETURNING incarnation`,
-			clean(p.ID), clean(p.Address), microseconds(ttl)).Scan(&n.Incarnation)
+		err := t.tx.QueryRow(t.ctx, `INSERT INTO nodes (id, address, expires_at, heartbeat_every)
+			VALUES ($1, $2, now() + $3 * interval '1 microsecond', $4 * interval '1 microsecond') RETURNING incarnation`,
+			clean(p.ID), clean(p.Address), microseconds(ttl), microseconds(every)).Scan(&n.Incarnation)
 		if err != nil {
 			return fmt.Errorf("join node %s: %w", p.ID, err)
 		}
 		b := &pgx.Batch{}
-		b.Queue(`UPDATE nodes n SET expires_at = least(expires_at, now())
-			WHERE id = $1 AND incarnation < $2 AND `+alive, clean(p.ID), int64(n.Incarnation))
+		b.Queue(`UPDATE nodes n SET fenced_at = now() WHERE id = $1 AND incarnation < $2 AND `+unended,
+			clean(p.ID), int64(n.Incarnation))
 		var freed int64
 		b.Queue(`WITH f AS (UPDATE leases SET expires_at = '-infinity'
 				WHERE incarnation IN (SELECT incarnation FROM nodes WHERE id = $1 AND incarnation < $2)
@@ -133,15 +154,15 @@ func (s *Store) Join(ctx context.Context, p store.JoinParams) (*store.Joined, er
 			return fmt.Errorf("join node %s: %w", p.ID, err)
 		}
 		t.wake = t.wake || freed > 0
+		dead, err := t.dead(n)
+		if err != nil {
+			return err
+		}
 		took, err := t.balance(n)
 		if err != nil {
 			return err
 		}
 		gained = took > 0
-		dead, err := t.dead()
-		if err != nil {
-			return err
-		}
 		out = &store.Joined{Node: n, Dead: dead}
 		return nil
 	})
@@ -154,11 +175,76 @@ func (s *Store) Join(ctx context.Context, p store.JoinParams) (*store.Joined, er
 	return out, nil
 }
 
-// dead lists the incarnations that died — their heartbeat expired, or a
-// restart superseded them — and were not recovered.
-func (t *txn) dead() ([]store.Node, error) {
+// watchNamesake refuses to start an incarnation of node id beside a live
+// one: an earlier incarnation that looks alive is watched for a few of its
+// heartbeats. One that heartbeats is another process (exit 2, naming its
+// address); one that does not died, and the new incarnation supersedes it.
+func (s *Store) watchNamesake(ctx context.Context, id string) error {
+	var inc int64
+	var address string
+	var beat time.Time
+	var every time.Duration
+	err := s.pool.QueryRow(ctx, `SELECT incarnation, address, heartbeat_at, heartbeat_every FROM nodes n
+		WHERE id = $1 AND `+alive+` ORDER BY incarnation DESC LIMIT 1`, clean(id)).Scan(&inc, &address, &beat, &every)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return s.dbError(err)
+	}
+	// Three of its heartbeats, and a little for a slow database.
+	deadline := time.NewTimer(3*every + 250*time.Millisecond)
+	defer deadline.Stop()
+	look := time.NewTicker(max(every/4, 10*time.Millisecond))
+	defer look.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return nil
+		case <-look.C:
+		}
+		var seen time.Time
+		var live bool
+		err := s.pool.QueryRow(ctx, `SELECT heartbeat_at, `+alive+` FROM nodes n WHERE incarnation = $1`, inc).Scan(&seen, &live)
+		if err != nil {
+			return s.dbError(err)
+		}
+		if !live {
+			return nil
+		}
+		if !seen.Equal(beat) {
+			if address == "" {
+				address = "an unknown address"
+			}
+			return domain.WithHint(domain.ErrInvalid,
+				fmt.Sprintf("node id %s is in use: a live node with this id (incarnation %d) serves at %s", id, inc, address),
+				"start this node with another --node-id (or engine.node_id), or stop the other one first")
+		}
+	}
+}
+
+// fenceDeadSQL declares dead, for incarnation $1, the incarnations whose
+// heartbeat expired while it was alive — or, after an outage it suffered
+// too, that did not come back within its TTL of its own return — and lists
+// those declared dead that were not recovered. An incarnation declared dead
+// (fenced) never revives; its leases may be taken at once.
+const fenceDeadSQL = `UPDATE nodes d SET fenced_at = now() FROM nodes l
+	WHERE l.incarnation = $1 AND d.incarnation <> $1 AND d.stopped_at IS NULL AND d.recovered_at IS NULL
+		AND d.fenced_at IS NULL AND d.expires_at <= now()
+		AND (d.expires_at >= coalesce(l.revived_at, l.started_at)
+			OR coalesce(l.revived_at, l.started_at) + (l.expires_at - l.heartbeat_at) <= now())`
+
+// dead declares dead the incarnations whose heartbeat expired (fenceDeadSQL)
+// and lists those declared dead — their heartbeat expired, or a restart
+// superseded them — that were not recovered.
+func (t *txn) dead(lister store.Node) ([]store.Node, error) {
+	if _, err := t.tx.Exec(t.ctx, fenceDeadSQL, int64(lister.Incarnation)); err != nil {
+		return nil, fmt.Errorf("dead nodes: %w", err)
+	}
 	rows, err := t.tx.Query(t.ctx, `SELECT id, incarnation FROM nodes n
-		WHERE n.stopped_at IS NULL AND n.recovered_at IS NULL AND n.expires_at <= now() ORDER BY incarnation`)
+		WHERE n.stopped_at IS NULL AND n.recovered_at IS NULL AND n.fenced_at IS NOT NULL ORDER BY incarnation`)
 	if err != nil {
 		return nil, fmt.Errorf("dead nodes: %w", err)
 	}
@@ -192,13 +278,15 @@ const shareSQL = `SELECT ceil(count(*)::numeric / ` + liveNodes + `)::bigint,
 	FROM leases l JOIN queues q ON q.name = l.queue`
 
 // takeSQL takes for incarnation $1 of node $2 up to $3 queues, with work
-// or without ($4), in name order, that are free or whose holder is dead.
+// or without ($4), in name order, that are free or whose holder is over
+// (left, declared dead or recovered): not those of a holder whose heartbeat
+// is merely overdue, which may revive with its leases.
 // Taking a lease increments its epoch: the outcomes of the former holder
 // no longer apply.
 const takeSQL = `UPDATE leases l SET node = $2, incarnation = $1, epoch = l.epoch + 1, expires_at = 'infinity', releasing = false
 	WHERE l.queue IN (SELECT f.queue FROM leases f JOIN queues q ON q.name = f.queue
 		WHERE NOT (f.incarnation = $1 AND f.expires_at > now()) AND (f.expires_at <= now() OR
-			NOT EXISTS (SELECT 1 FROM nodes n WHERE n.incarnation = f.incarnation AND ` + alive + `))
+			NOT EXISTS (SELECT 1 FROM nodes n WHERE n.incarnation = f.incarnation AND ` + unended + `))
 			AND ` + busy + ` = $4
 		ORDER BY f.queue LIMIT $3 FOR UPDATE OF f SKIP LOCKED)`
 
@@ -307,8 +395,10 @@ func (t *txn) balance(n store.Node) (int, error) {
 	return int(took), nil
 }
 
-// Heartbeat renews the node's liveness (and with it its leases), balances
-// the queues and lists the dead incarnations.
+// Heartbeat renews the node's liveness (and with it its leases) — reviving
+// it when its heartbeat was overdue and nobody declared it dead — declares
+// dead the nodes whose heartbeat lapsed, balances the queues and lists the
+// dead incarnations.
 func (s *Store) Heartbeat(ctx context.Context, p store.HeartbeatParams) (*store.HeartbeatResult, error) {
 	ttl := p.TTL
 	if ttl <= 0 {
@@ -325,23 +415,30 @@ func (s *Store) Heartbeat(ctx context.Context, p store.HeartbeatParams) (*store.
 			fmt.Sprint(idleInTransaction(ttl).Milliseconds())); err != nil {
 			return fmt.Errorf("heartbeat of node %s: %w", p.Node.ID, err)
 		}
-		tag, err := t.tx.Exec(t.ctx, `UPDATE nodes n SET heartbeat_at = now(), expires_at = now() + $2 * interval '1 microsecond',
-			in_flight = $3 WHERE incarnation = $1 AND `+alive, int64(p.Node.Incarnation), microseconds(ttl), p.InFlight)
+		out = &store.HeartbeatResult{}
+		// An overdue node that revives keeps the window it could not
+		// reach the database in (gap_from to revived_at): see fenceDeadSQL
+		// and Recover.
+		err := t.tx.QueryRow(t.ctx, `UPDATE nodes n SET heartbeat_at = now(), expires_at = now() + $2 * interval '1 microsecond',
+				in_flight = $3,
+				revived_at = CASE WHEN n.expires_at <= now() THEN now() ELSE n.revived_at END,
+				gap_from = CASE WHEN n.expires_at <= now() THEN n.heartbeat_at ELSE n.gap_from END
+			WHERE incarnation = $1 AND `+unended+` RETURNING coalesce(n.revived_at = now(), false)`,
+			int64(p.Node.Incarnation), microseconds(ttl), p.InFlight).Scan(&out.Revived)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fenced(p.Node)
+		}
 		if err != nil {
 			return fmt.Errorf("heartbeat of node %s: %w", p.Node.ID, err)
 		}
-		if tag.RowsAffected() == 0 {
-			return fenced(p.Node)
+		if out.Dead, err = t.dead(p.Node); err != nil {
+			return err
 		}
 		took, err := t.balance(p.Node)
 		if err != nil {
 			return err
 		}
 		gained = took > 0
-		out = &store.HeartbeatResult{}
-		if out.Dead, err = t.dead(); err != nil {
-			return err
-		}
 		return t.tx.QueryRow(t.ctx, `SELECT count(*) FROM leases WHERE incarnation = $1 AND expires_at > now()`,
 			int64(p.Node.Incarnation)).Scan(&out.Queues)
 	})
@@ -354,10 +451,11 @@ func (s *Store) Heartbeat(ctx context.Context, p store.HeartbeatParams) (*store.
 	return out, nil
 }
 
-// Leave ends an incarnation that stopped cleanly and frees its leases.
+// Leave ends an incarnation that stopped cleanly, frees its leases and hands
+// back what it still holds DLNG.
 func (s *Store) Leave(ctx context.Context, n store.Node) error {
 	return s.engine(ctx, func(t *txn) error {
-		tag, err := t.tx.Exec(t.ctx, `UPDATE nodes n SET stopped_at = now() WHERE incarnation = $1 AND `+alive, int64(n.Incarnation))
+		tag, err := t.tx.Exec(t.ctx, `UPDATE nodes n SET stopped_at = now() WHERE incarnation = $1 AND `+unended, int64(n.Incarnation))
 		if err != nil {
 			return fmt.Errorf("node %s leaves: %w", n.ID, err)
 		}
@@ -369,13 +467,42 @@ func (s *Store) Leave(ctx context.Context, n store.Node) error {
 			return fmt.Errorf("node %s leaves: %w", n.ID, err)
 		}
 		t.wake = true
-		return nil
+		_, err = t.settleDLNG(n, n, nil, func(*domain.Message) store.CrashVerdict {
+			return store.HandBack("handed back: the node stopped")
+		})
+		return err
 	})
+}
+
+// Reconcile hands back what the store says the node holds DLNG and the node
+// does not know of.
+func (s *Store) Reconcile(ctx context.Context, p store.ReconcileParams) (*store.ReconcileResult, error) {
+	out := &store.ReconcileResult{}
+	err := s.engine(ctx, func(t *txn) error {
+		if err := t.fence(p.Node); err != nil {
+			return err
+		}
+		settled, err := t.settleDLNG(p.Node, p.Node, p.Held, func(*domain.Message) store.CrashVerdict {
+			return store.HandBack("handed back: the node never started its delivery (the claim's commit was not confirmed)")
+		})
+		out.HandedBack = out.HandedBack[:0]
+		for _, s := range settled {
+			out.HandedBack = append(out.HandedBack, s.Message)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // Recover runs crash recovery (§4) for one dead incarnation, once: the
 // conditional update of its row lets one of two racing nodes recover it,
-// the other waits for its commit and finds it recovered.
+// the other waits for its commit and finds it recovered. It counts no
+// crash when the recovering node itself could not reach the database when
+// the dead one last heartbeat (both suffered one outage), or when the
+// caller says the dead incarnation's process lives on (p.Outage).
 func (s *Store) Recover(ctx context.Context, p store.RecoverParams) (*store.RecoverResult, error) {
 	var out *store.RecoverResult
 	err := s.engine(ctx, func(t *txn) error {
@@ -384,51 +511,32 @@ func (s *Store) Recover(ctx context.Context, p store.RecoverParams) (*store.Reco
 			return err
 		}
 		dead := int64(p.Dead.Incarnation)
-		tag, err := t.tx.Exec(t.ctx, `UPDATE nodes SET recovered_at = now(), recovered_by = $2
-			WHERE incarnation = $1 AND stopped_at IS NULL AND recovered_at IS NULL AND expires_at <= now()`,
-			dead, int64(p.Node.Incarnation))
+		var shared bool
+		err := t.tx.QueryRow(t.ctx, `UPDATE nodes d SET recovered_at = now(), recovered_by = $2,
+				fenced_at = coalesce(d.fenced_at, now())
+			FROM nodes l
+			WHERE d.incarnation = $1 AND l.incarnation = $2 AND d.stopped_at IS NULL AND d.recovered_at IS NULL
+				AND (d.fenced_at IS NOT NULL OR d.expires_at <= now())
+			RETURNING coalesce(l.revived_at IS NOT NULL AND d.heartbeat_at >= l.gap_from - 2 * l.heartbeat_every
+				AND d.heartbeat_at <= l.revived_at, false)`, dead, int64(p.Node.Incarnation)).Scan(&shared)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil // alive, left cleanly, or recovered already
+		}
 		if err != nil {
 			return fmt.Errorf("recover node %s: %w", p.Dead.ID, err)
 		}
-		if tag.RowsAffected() == 0 {
-			return nil // alive, left cleanly, or recovered already
-		}
-		b := &pgx.Batch{}
-		b.Queue(`UPDATE leases SET expires_at = '-infinity' WHERE incarnation = $1 AND expires_at > now()`, dead)
-		var queues []string
-		b.Queue(`SELECT DISTINCT queue FROM messages WHERE status = 'DLNG' AND incarnation = $1 ORDER BY queue`, dead).
-			Query(func(rows pgx.Rows) error {
-				var err error
-				queues, err = pgx.CollectRows(rows, pgx.RowTo[string])
-				return err
-			})
-		if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
+		if _, err := t.tx.Exec(t.ctx, `UPDATE leases SET expires_at = '-infinity' WHERE incarnation = $1 AND expires_at > now()`,
+			dead); err != nil {
 			return fmt.Errorf("recover node %s: %w", p.Dead.ID, err)
 		}
 		t.wake = true
-		if len(queues) == 0 {
-			return nil
-		}
-		// The queues first, in name order; then their messages, read
-		// under the locks.
-		if err := t.lockQueues(queues); err != nil {
-			return err
-		}
-		dlng, err := t.messages(`SELECT `+messageColumns+` FROM messages WHERE status = 'DLNG' AND incarnation = $1
-			ORDER BY queue, seq`, dead)
-		if err != nil {
-			return fmt.Errorf("recover node %s: %w", p.Dead.ID, err)
-		}
-		at, err := t.now()
-		if err != nil {
-			return err
-		}
-		for _, m := range dlng {
-			if err := t.recoverOne(p, m, len(dlng), at, out); err != nil {
-				return err
-			}
-		}
-		return nil
+		counted := !p.Outage && !shared
+		var inFlight int
+		settled, err := t.settleDLNG(p.Dead, p.Node, nil, func(m *domain.Message) store.CrashVerdict {
+			return store.CrashVerdictOf(m, inFlight, p, counted)
+		}, func(n int) { inFlight = n })
+		out.Sort(settled)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -436,31 +544,46 @@ func (s *Store) Recover(ctx context.Context, p store.RecoverParams) (*store.Reco
 	return out, nil
 }
 
-// recoverOne applies the crash verdict to one message the dead incarnation
-// left DLNG, with the rules of §4 and §10 (divert, HOLD).
-func (t *txn) recoverOne(p store.RecoverParams, m *domain.Message, inFlight int, at time.Time, out *store.RecoverResult) error {
-	v := store.CrashVerdictOf(m, inFlight, p)
-	after, err := t.Transition(store.TransitionParams{ID: m.ID, From: []domain.Status{domain.StatusDLNG}, To: v.To,
-		Update: v.Update, History: store.EngineEntry(at, p.Node, v.Reason)})
+// settleDLNG applies a verdict to each message DLNG for incarnation n but
+// those of keep (store.Settle), in history entries of node by: their
+// queues locked first, in name order, then the messages read under the
+// locks. count, if given, hears how many there are before the first verdict.
+func (t *txn) settleDLNG(n, by store.Node, keep []string, verdict func(*domain.Message) store.CrashVerdict,
+	count ...func(int)) ([]store.Settled, error) {
+	inc := int64(n.Incarnation)
+	if keep == nil {
+		keep = []string{}
+	}
+	queues, err := t.strings(`SELECT DISTINCT queue FROM messages WHERE status = 'DLNG' AND incarnation = $1
+		AND NOT (id::text = ANY($2)) ORDER BY queue`, inc, keep)
+	if err != nil || len(queues) == 0 {
+		return nil, err
+	}
+	if err := t.lockQueues(queues); err != nil {
+		return nil, err
+	}
+	dlng, err := t.messages(`SELECT `+messageColumns+` FROM messages WHERE status = 'DLNG' AND incarnation = $1
+		AND NOT (id::text = ANY($2)) ORDER BY queue, seq`, inc, keep)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("messages DLNG for node %s: %w", n.ID, err)
 	}
-	hold, queue := "", after.Queue
-	if v.To == domain.StatusNDLV {
-		hold = "held behind blacklisted " + after.ID
-		if after, err = t.divert(after, store.EngineEntry(at, p.Node, "")); err != nil {
-			return err
-		}
+	for _, c := range count {
+		c(len(dlng))
 	}
-	if err := store.RestoreHold(t, queue, store.EngineEntry(at, p.Node, hold)); err != nil {
-		return err
+	at, err := t.now()
+	if err != nil {
+		return nil, err
 	}
-	if v.To == domain.StatusNDLV {
-		out.Blacklisted = append(out.Blacklisted, after)
-	} else {
-		out.Requeued = append(out.Requeued, after)
+	return store.Settle(t, dlng, verdict, at, by)
+}
+
+// strings runs a query that returns one text column.
+func (t *txn) strings(sql string, args ...any) ([]string, error) {
+	rows, err := t.tx.Query(t.ctx, sql, args...)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
 // divert moves a failed EOIO message, and its lane after it, to its error

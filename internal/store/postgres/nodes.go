@@ -20,10 +20,10 @@ var _ store.NodeLister = (*Store)(nil)
 // nothing in flight any more, whatever its last heartbeat said.
 const nodesQuery = `SELECT n.incarnation, n.id, n.address, n.started_at, n.heartbeat_at,
 	CASE WHEN n.stopped_at IS NULL AND n.recovered_at IS NULL THEN n.in_flight ELSE 0 END,
-	n.stopped_at IS NULL AND n.recovered_at IS NULL AND n.expires_at > now(),
+	n.stopped_at IS NULL AND n.recovered_at IS NULL AND n.fenced_at IS NULL AND n.expires_at > now(),
 	(SELECT count(*) FROM leases l WHERE l.incarnation = n.incarnation AND l.expires_at > now()),
 	CASE WHEN n.stopped_at IS NOT NULL THEN 'stopped' WHEN n.recovered_at IS NOT NULL THEN 'recovered'
-		WHEN n.expires_at > now() THEN 'alive' ELSE 'dead' END
+		WHEN n.fenced_at IS NULL AND n.expires_at > now() THEN 'alive' ELSE 'dead' END
 FROM nodes n
 WHERE (n.stopped_at IS NULL AND n.recovered_at IS NULL)
 	OR n.heartbeat_at > now() - $1 * interval '1 microsecond'

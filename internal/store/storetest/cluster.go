@@ -29,6 +29,7 @@ func RunCluster(t *testing.T, open ClusterOpener) {
 		{"Fencing", testClusterFencing},
 		{"Recovery", testClusterRecovery},
 		{"Wakeups", testWakeups},
+		{"Outage", testClusterOutage},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
@@ -57,9 +58,14 @@ func setupCluster(t *testing.T, open ClusterOpener) *clusterBundle {
 // liveTTL is the TTL of nodes that must not expire during a test.
 const liveTTL = time.Hour
 
+// testHeartbeat is the heartbeat interval the tests' nodes join with: a
+// node that joins under the id of one that looks alive watches it for a
+// few of its heartbeats before it takes its place.
+const testHeartbeat = 10 * time.Millisecond
+
 func (c *clusterBundle) join(t *testing.T, eng store.EngineStore, id string) store.Node {
 	t.Helper()
-	j, err := eng.Join(c.ctx, store.JoinParams{ID: id, TTL: liveTTL})
+	j, err := eng.Join(c.ctx, store.JoinParams{ID: id, TTL: liveTTL, Heartbeat: testHeartbeat})
 	require.NoError(t, err)
 	return j.Node
 }
@@ -101,6 +107,30 @@ func (c *clusterBundle) expire(t *testing.T, eng store.EngineStore, n store.Node
 		now, err := eng.Now(c.ctx)
 		require.NoError(t, err)
 		if now.After(at.Add(time.Millisecond)) {
+			return
+		}
+	}
+}
+
+// outage makes the heartbeats of several nodes expire together, as an
+// outage of the database would: each heartbeats with a TTL long enough for
+// none to see another expire, and the test waits until the store's clock
+// passed them all.
+func (c *clusterBundle) outage(t *testing.T, nodes map[store.EngineStore]store.Node) {
+	t.Helper()
+	const ttl = 500 * time.Millisecond
+	var last time.Time
+	for eng, n := range nodes {
+		_, err := eng.Heartbeat(c.ctx, store.HeartbeatParams{Node: n, TTL: ttl})
+		require.NoError(t, err)
+		if last, err = eng.Now(c.ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for {
+		now, err := c.a.Now(c.ctx)
+		require.NoError(t, err)
+		if now.After(last.Add(ttl)) {
 			return
 		}
 	}
@@ -194,16 +224,18 @@ func testClusterFencing(t *testing.T, open ClusterOpener) {
 		c.expire(t, c.a, na)
 
 		_, err := c.a.Record(c.ctx, store.RecordParams{Node: na, Outcomes: []store.Outcome{delivered(res.Claimed[0])}})
-		require.ErrorIs(t, err, store.ErrFenced, "a node whose lease expired is fenced")
+		require.ErrorIs(t, err, store.ErrOverdue, "a node whose heartbeat is overdue changes nothing")
 		require.Equal(t, domain.StatusDLNG, c.message(t, m.ID).Status, "its outcome changed nothing")
-		_, err = c.a.Heartbeat(c.ctx, store.HeartbeatParams{Node: na, TTL: liveTTL})
-		require.ErrorIs(t, err, store.ErrFenced, "a dead node's heartbeat tells it to stop")
-		_, err = c.a.Claim(c.ctx, store.ClaimParams{Node: na, Limit: 1, Window: 1})
-		require.ErrorIs(t, err, store.ErrFenced)
 
 		hb := c.heartbeat(t, c.b, nb)
-		require.Equal(t, []store.Node{na}, hb.Dead, "the heartbeat names the dead node")
+		require.Equal(t, []store.Node{na}, hb.Dead, "a live node's heartbeat declares the overdue node dead")
 		require.Equal(t, 1, hb.Queues, "and takes its queue over")
+		_, err = c.a.Heartbeat(c.ctx, store.HeartbeatParams{Node: na, TTL: liveTTL})
+		require.ErrorIs(t, err, store.ErrFenced, "a dead node's heartbeat tells it its incarnation is over")
+		_, err = c.a.Claim(c.ctx, store.ClaimParams{Node: na, Limit: 1, Window: 1})
+		require.ErrorIs(t, err, store.ErrFenced)
+		_, err = c.a.Record(c.ctx, store.RecordParams{Node: na, Outcomes: []store.Outcome{delivered(res.Claimed[0])}})
+		require.ErrorIs(t, err, store.ErrFenced)
 		require.Empty(t, c.claim(t, c.b, nb, store.CandidatesAsAny).Claimed, "the dead node's message is DLNG until recovery")
 		rec, err := c.b.Recover(c.ctx, store.RecoverParams{Node: nb, Dead: na, Blacklisting: true, Crashes: 2})
 		require.NoError(t, err)
@@ -254,7 +286,7 @@ func testClusterRecovery(t *testing.T, open ClusterOpener) {
 		old := c.join(t, c.a, "A")
 		c.spread(t, 2)
 		require.Len(t, c.claim(t, c.a, old, store.CandidatesAsAny).Claimed, 2)
-		j, err := c.b.Join(c.ctx, store.JoinParams{ID: "A", TTL: liveTTL})
+		j, err := c.b.Join(c.ctx, store.JoinParams{ID: "A", TTL: liveTTL, Heartbeat: testHeartbeat})
 		require.NoError(t, err)
 		require.Equal(t, []store.Node{old}, j.Dead)
 		rec, err := c.b.Recover(c.ctx, store.RecoverParams{Node: j.Node, Dead: old, Blacklisting: true, Crashes: 2})
@@ -282,5 +314,128 @@ func testWakeups(t *testing.T, open ClusterOpener) {
 		case <-c.ctx.Done():
 			t.Fatal(c.ctx.Err())
 		}
+	})
+}
+
+// testClusterOutage holds the cases of §11's outages: a node whose
+// heartbeat lapsed but whose queues nobody took goes on with what it
+// holds; a recovery that follows an outage its own node suffered counts no
+// crash; and two live processes never share a node id.
+func testClusterOutage(t *testing.T, open ClusterOpener) {
+	t.Run("AnOverdueNodeRevivesWhenNobodyTookItOver", func(t *testing.T) {
+		t.Parallel()
+		c := setupCluster(t, open)
+		na := c.join(t, c.a, "A")
+		m := c.spread(t, 1)[0]
+		res := c.claim(t, c.a, na, store.CandidatesAsAny)
+		require.Len(t, res.Claimed, 1)
+		c.expire(t, c.a, na)
+
+		_, err := c.a.Record(c.ctx, store.RecordParams{Node: na, Outcomes: []store.Outcome{delivered(res.Claimed[0])}})
+		require.ErrorIs(t, err, store.ErrOverdue)
+		hb := c.heartbeat(t, c.a, na)
+		require.True(t, hb.Revived, "the heartbeat after the outage revives the node")
+		require.Equal(t, 1, hb.Queues, "with its queue")
+		out, err := c.a.Record(c.ctx, store.RecordParams{Node: na, Outcomes: []store.Outcome{delivered(res.Claimed[0])}})
+		require.NoError(t, err)
+		require.Empty(t, out.Conflicts, "what it kept through the outage is recorded")
+		require.Equal(t, domain.StatusDLVD, c.message(t, m.ID).Status)
+		require.False(t, c.heartbeat(t, c.a, na).Revived, "a heartbeat in time revives nothing")
+	})
+
+	t.Run("RecoveryAfterAnOutageTheRecovererSufferedCountsNoCrash", func(t *testing.T) {
+		t.Parallel()
+		c := setupCluster(t, open)
+		na, nb := c.join(t, c.a, "A"), c.join(t, c.b, "B")
+		m := c.spread(t, 1)[0]
+		res := c.claim(t, c.a, na, store.CandidatesAsAny)
+		if len(res.Claimed) == 0 {
+			res = c.claim(t, c.b, nb, store.CandidatesAsAny)
+			na, nb = nb, na
+			c.a, c.b = c.b, c.a
+		}
+		require.Len(t, res.Claimed, 1)
+		// The database is gone for longer than the TTL: both nodes miss
+		// their heartbeats. B comes back first.
+		c.outage(t, map[store.EngineStore]store.Node{c.a: na, c.b: nb})
+		hb := c.heartbeat(t, c.b, nb)
+		require.True(t, hb.Revived)
+		require.Empty(t, hb.Dead, "a node that lapsed while B was gone too gets a TTL to come back")
+
+		rec, err := c.b.Recover(c.ctx, store.RecoverParams{Node: nb, Dead: na, Blacklisting: true, Crashes: 1})
+		require.NoError(t, err)
+		require.Empty(t, rec.Requeued, "B missed its heartbeats in the same window: no crash is counted")
+		require.Empty(t, rec.Blacklisted, "not even at a threshold of one crash")
+		require.Equal(t, []string{m.ID}, idsOf(rec.HandedBack...))
+		got := c.message(t, m.ID)
+		require.Equal(t, domain.StatusTBDL, got.Status)
+		require.Zero(t, got.Crashes)
+		_, err = c.a.Heartbeat(c.ctx, store.HeartbeatParams{Node: na, TTL: liveTTL})
+		require.ErrorIs(t, err, store.ErrFenced, "a recovered node does not revive")
+		requireConsistent(t, c.testBundle)
+	})
+
+	t.Run("ANodeThatJoinsAgainRecoversItsOldIncarnationWithoutCounting", func(t *testing.T) {
+		t.Parallel()
+		c := setupCluster(t, open)
+		old := c.join(t, c.a, "A")
+		m := c.spread(t, 1)[0]
+		require.Len(t, c.claim(t, c.a, old, store.CandidatesAsAny).Claimed, 1)
+		nb := c.join(t, c.b, "B")
+		c.expire(t, c.a, old)
+		require.Equal(t, []store.Node{old}, c.heartbeat(t, c.b, nb).Dead, "B takes A over")
+		_, err := c.a.Heartbeat(c.ctx, store.HeartbeatParams{Node: old, TTL: liveTTL})
+		require.ErrorIs(t, err, store.ErrFenced)
+
+		// A's process lives: it joins again, and recovers its old
+		// incarnation before B does.
+		j, err := c.a.Join(c.ctx, store.JoinParams{ID: "A", TTL: liveTTL, Heartbeat: testHeartbeat})
+		require.NoError(t, err)
+		require.Contains(t, j.Dead, old)
+		rec, err := c.a.Recover(c.ctx, store.RecoverParams{Node: j.Node, Dead: old, Blacklisting: true, Crashes: 1,
+			Outage: true})
+		require.NoError(t, err)
+		require.Equal(t, []string{m.ID}, idsOf(rec.HandedBack...))
+		require.Zero(t, c.message(t, m.ID).Crashes, "the process did not die")
+		requireConsistent(t, c.testBundle)
+	})
+
+	t.Run("ASecondLiveProcessWithTheSameIDIsRefused", func(t *testing.T) {
+		t.Parallel()
+		c := setupCluster(t, open)
+		const every = 20 * time.Millisecond
+		first, err := c.a.Join(c.ctx, store.JoinParams{ID: "A", Address: "10.0.0.1:7870", TTL: liveTTL, Heartbeat: every})
+		require.NoError(t, err)
+		// The first process heartbeats, as its engine does.
+		stop := make(chan struct{})
+		beating := make(chan struct{})
+		go func() {
+			defer close(beating)
+			tick := time.NewTicker(every)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-tick.C:
+					if _, err := c.a.Heartbeat(context.WithoutCancel(c.ctx), store.HeartbeatParams{Node: first.Node, TTL: liveTTL}); err != nil {
+						return
+					}
+				}
+			}
+		}()
+		_, err = c.b.Join(c.ctx, store.JoinParams{ID: "A", Address: "10.0.0.2:7870", TTL: liveTTL, Heartbeat: every})
+		close(stop)
+		<-beating
+		require.ErrorIs(t, err, domain.ErrInvalid)
+		require.Contains(t, err.Error(), "10.0.0.1:7870", "the refusal names the live process's address")
+		require.Empty(t, c.heartbeat(t, c.a, first.Node).Dead, "the live process goes on, untouched")
+
+		// Once it heartbeats no more (it was killed), a restart takes its place.
+		second, err := c.b.Join(c.ctx, store.JoinParams{ID: "A", Address: "10.0.0.2:7870", TTL: liveTTL, Heartbeat: every})
+		require.NoError(t, err)
+		require.Equal(t, []store.Node{first.Node}, second.Dead)
+		_, err = c.a.Heartbeat(c.ctx, store.HeartbeatParams{Node: first.Node, TTL: liveTTL})
+		require.ErrorIs(t, err, store.ErrFenced, "the superseded incarnation is over")
 	})
 }

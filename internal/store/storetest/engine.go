@@ -26,6 +26,7 @@ func RunEngine(t *testing.T, open Opener) {
 		{"Recover", testRecover},
 		{"Checks", func(t *testing.T, open Opener) { testChecks(t, engineRig(open)) }},
 		{"Switch", testSwitch},
+		{"Liveness", testLiveness},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
@@ -55,7 +56,7 @@ func setupEngine(t *testing.T, open Opener) *engineBundle {
 // join starts a new incarnation of node id.
 func (e *engineBundle) join(t *testing.T, id string) store.Node {
 	t.Helper()
-	j, err := e.eng.Join(e.ctx, store.JoinParams{ID: id, TTL: time.Hour})
+	j, err := e.eng.Join(e.ctx, store.JoinParams{ID: id, TTL: time.Hour, Heartbeat: testHeartbeat})
 	require.NoError(t, err)
 	require.Equal(t, id, j.Node.ID)
 	return j.Node
@@ -610,7 +611,7 @@ func testRecover(t *testing.T, open Opener) {
 		// The node restarts: in a cluster an earlier incarnation of the
 		// same id is dead, whatever its last heartbeat.
 		dead := e.node
-		j, err := e.eng.Join(e.ctx, store.JoinParams{ID: "N1", TTL: time.Hour})
+		j, err := e.eng.Join(e.ctx, store.JoinParams{ID: "N1", TTL: time.Hour, Heartbeat: testHeartbeat})
 		require.NoError(t, err)
 		require.Equal(t, []store.Node{dead}, j.Dead, "the join names the incarnation that left messages DLNG")
 		e.node = j.Node

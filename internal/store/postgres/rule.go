@@ -1,0 +1,20 @@
+package postgres
+
+// What a queue may start now — store.QueueRecord's Room and Starts — said in
+// SQL over a row of queues (q), for the claims' statements, which choose in
+// one statement what the embedded store chooses in Go. storetest holds a
+// case for each branch (stopped, blocked, waiting, the EO window, EOIO's
+// one, due retries), so that the two cannot drift apart.
+
+// roomSQL is QueueRecord.Room(window) plus free, messages the claim's own
+// transaction frees: none while the queue is stopped or blocked, one for
+// an EOIO queue, window for an EO queue, less those DLNG.
+func roomSQL(window, free string) string {
+	return `greatest(0, CASE WHEN q.stopped OR q.n_ndlv > q.passed_over THEN 0 WHEN q.qos = 'EOIO' THEN 1 ELSE ` +
+		window + ` END - q.n_dlng + ` + free + `)`
+}
+
+// startsSQL is QueueRecord.Starts: a message of the queue may start for
+// the first time — not while it is stopped or blocked, nor while a message
+// of it WAITs for its retry.
+const startsSQL = `(NOT q.stopped AND q.n_ndlv <= q.passed_over AND q.n_wait = 0)`
