@@ -414,9 +414,38 @@ func (r *rig) requireFirstCompletionsInOrder(msgs []sendLine) {
 		}
 		seen[d.key()] = true
 		q := eoioQueue(d)
-		require.Equal(r.t, next[q], position[d.payload], "%s reached %s out of order", d.payload, q)
+		require.Equal(r.t, next[q], position[d.payload], "%s reached %s out of order; the queue's deliveries:\n%s",
+			d.payload, q, r.queueDeliveries(q))
 		next[q]++
 	}
+}
+
+// queueDeliveries lists the deliveries of an EOIO queue (eoioQueue), for a
+// failing test: when each started and ended, by which serve process, with
+// which attempt.
+func (r *rig) queueDeliveries(q string) string {
+	var b strings.Builder
+	type event struct {
+		d    delivery
+		what string
+	}
+	var events []event
+	for _, d := range r.ledger.starts {
+		if d.appQueue != "-" && eoioQueue(d) == q {
+			events = append(events, event{d, "start"})
+		}
+	}
+	for _, d := range r.ledger.order {
+		if d.appQueue != "-" && eoioQueue(d) == q {
+			events = append(events, event{d, "done "})
+		}
+	}
+	slices.SortStableFunc(events, func(a, b event) int { return a.d.at.Compare(b.d.at) })
+	for _, e := range events {
+		fmt.Fprintf(&b, "%s %s %s attempt %d serve %d message %s\n", e.d.at.Format("15:04:05.000000"), e.what,
+			e.d.payload, e.d.attempt, e.d.serve, e.d.id)
+	}
+	return b.String()
 }
 
 // expectedKeys are the keys of the outbound messages of msgs, which name
@@ -468,6 +497,32 @@ func crashedOn(h []domain.HistoryEntry) []string {
 		}
 	}
 	return nodes
+}
+
+// incarnationStart is when, on the database's clock, the latest
+// incarnation of node id started.
+func (c *cluster) incarnationStart(id string) time.Time {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	var at time.Time
+	require.NoError(c.t, c.db.QueryRow(ctx, `SELECT max(started_at) FROM nodes WHERE id = $1`, id).Scan(&at))
+	return at
+}
+
+// claimedAt is when, on the database's clock, the delivery attempt d made
+// was claimed: its message's last history entry "delivery attempt N" (an
+// attempt handed back is made again under its number).
+func (c *cluster) claimedAt(hs map[string][]domain.HistoryEntry, d delivery) time.Time {
+	c.t.Helper()
+	var at time.Time
+	for _, e := range hs[d.id] {
+		if e.To == domain.StatusDLNG && e.Reason == fmt.Sprintf("delivery attempt %d", d.attempt) {
+			at = e.At
+		}
+	}
+	require.False(c.t, at.IsZero(), "message %s has no history entry of delivery attempt %d: %v", d.id, d.attempt, hs[d.id])
+	return at
 }
 
 // completedBy names the nodes that recorded a message DLVD.

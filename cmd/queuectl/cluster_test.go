@@ -169,7 +169,8 @@ func TestClusterPausedNodeIsFenced(t *testing.T) {
 			c.release(*d)
 		}
 	}
-	p.mayExit, p.fenced = true, true // a fenced node stops
+	// A fenced node joins again, as a new incarnation (§11): it does not
+	// exit.
 	require.NoError(t, syscall.Kill(p.pid, syscall.SIGCONT))
 	resumed := len(c.ledger.starts)
 	c.release(*redelivered)
@@ -188,11 +189,18 @@ func TestClusterPausedNodeIsFenced(t *testing.T) {
 
 	hs := c.histories()
 	requireOneDLVD(t, hs)
-	// Resumed past its lease, the paused node must start nothing: what it
-	// had claimed, waiting for a worker, is the new owner's to deliver.
+	// Resumed past its lease, the paused node must start nothing under its
+	// old lease: what it had claimed is the new owner's to deliver. What it
+	// starts after it joined again, its new incarnation claimed.
+	rejoined := c.incarnationStart(p.id)
 	for _, d := range c.ledger.starts[resumed:] {
-		require.NotEqual(t, p.pid, d.serve, "%s resumed past its lease and still started %s (attempt %d), which it had claimed before the pause; "+
-			"the new owner delivers it too: deliveries %s", p.id, d.key(), d.attempt, c.deliveriesOf(d.key()))
+		if d.serve != p.pid {
+			continue
+		}
+		claimed := c.claimedAt(hs, d)
+		require.False(t, claimed.Before(rejoined), "%s resumed past its lease and still started %s (attempt %d), which it had "+
+			"claimed before the pause (at %s; it joined again at %s): deliveries %s", p.id, d.key(), d.attempt, claimed, rejoined,
+			c.deliveriesOf(d.key()))
 	}
 	for _, m := range c.messages() {
 		require.Equal(t, domain.StatusDLVD, m.Status, "message %s (%s): %s", m.ID, m.Stage, m.Error)
@@ -330,25 +338,23 @@ func TestClusterNodePausedInTransaction(t *testing.T) {
 		require.True(t, o.done[k], "%s, in flight on the paused node, was redelivered by %s", k, o.id)
 	}
 
-	// The paused node resumes, finds itself fenced and stops; the other
-	// lives on and delivers.
-	p.mayExit, p.fenced = true, true
+	// The paused node resumes, finds itself fenced and joins again as a
+	// new incarnation; both deliver what comes next.
 	for _, d := range p.inFlight {
 		c.release(d)
 	}
 	require.NoError(t, syscall.Kill(p.pid, syscall.SIGCONT))
-	c.waiting = fmt.Sprintf("the resumed %s to find itself fenced and stop", p.id)
-	for p.status() == "running" {
+	c.waiting = fmt.Sprintf("the resumed %s to find itself fenced and join again", p.id)
+	for len(p.log.records("engine started")) < 2 {
 		if d := c.next().report; d != nil && !d.done {
 			c.release(*d)
 		}
 	}
-	t.Logf("%s after SIGCONT: %s", p.id, p.status())
 	last := batch(2)
 	c.send(last)
 	msgs = append(msgs, last...)
-	c.waiting = fmt.Sprintf("%s to deliver the messages sent after %s stopped", o.id, p.id)
-	for slices.ContainsFunc(last, func(m sendLine) bool { return !o.done[key(m.Receiver, m.Payload)] }) {
+	c.waiting = fmt.Sprintf("the messages sent after %s joined again", p.id)
+	for slices.ContainsFunc(last, func(m sendLine) bool { return c.ledger.times[key(m.Receiver, m.Payload)] == 0 }) {
 		if d := c.next().report; d != nil && !d.done {
 			c.release(*d)
 		}

@@ -99,6 +99,7 @@ func (c *Config) ranges() []rangeCheck {
 	return []rangeCheck{
 		{e.Workers >= 1, fmt.Sprintf("engine.workers %d must be at least 1", e.Workers)},
 		{e.EOWindow >= 1, fmt.Sprintf("engine.eo_window %d must be at least 1 (1 makes EO queues serial)", e.EOWindow)},
+		positive("engine.poll_interval", e.PollInterval),
 		{e.MaxPayload >= 1, fmt.Sprintf("engine.max_payload %d must be at least 1 byte", e.MaxPayload)},
 		{e.Retry.Count >= 0, fmt.Sprintf("engine.retry.count %d must not be negative", e.Retry.Count)},
 		positive("engine.retry.interval", e.Retry.Interval),

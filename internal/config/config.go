@@ -40,10 +40,13 @@ type Config struct {
 
 // Engine configures delivery (§4, §8).
 type Engine struct {
-	Role            string        `mapstructure:"role" yaml:"role"`
-	NodeID          string        `mapstructure:"node_id" yaml:"node_id"`
-	Workers         int           `mapstructure:"workers" yaml:"workers"`
-	EOWindow        int           `mapstructure:"eo_window" yaml:"eo_window"`
+	Role     string `mapstructure:"role" yaml:"role"`
+	NodeID   string `mapstructure:"node_id" yaml:"node_id"`
+	Workers  int    `mapstructure:"workers" yaml:"workers"`
+	EOWindow int    `mapstructure:"eo_window" yaml:"eo_window"`
+	// PollInterval is how often the engine claims while it may have ready
+	// messages, whatever wakes it besides (§11: a wake-up is a hint).
+	PollInterval    time.Duration `mapstructure:"poll_interval" yaml:"poll_interval"`
 	MaxPayload      Size          `mapstructure:"max_payload" yaml:"max_payload"`
 	Retry           Retry         `mapstructure:"retry" yaml:"retry"`
 	Blacklisting    Blacklisting  `mapstructure:"blacklisting" yaml:"blacklisting"`

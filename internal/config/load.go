@@ -43,6 +43,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("engine.node_id", "")
 	v.SetDefault("engine.workers", 16)
 	v.SetDefault("engine.eo_window", 32)
+	v.SetDefault("engine.poll_interval", "1s")
 	v.SetDefault("engine.max_payload", "10MiB")
 	v.SetDefault("engine.retry.count", 3)
 	v.SetDefault("engine.retry.interval", "5m")

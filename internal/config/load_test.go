@@ -99,10 +99,11 @@ func TestLoadDefaults(t *testing.T) {
 		Output:  "table",
 		Timeout: 0,
 		Engine: config.Engine{
-			Role:       "central",
-			Workers:    16,
-			EOWindow:   32,
-			MaxPayload: 10 << 20,
+			Role:         "central",
+			Workers:      16,
+			EOWindow:     32,
+			PollInterval: time.Second,
+			MaxPayload:   10 << 20,
 			Retry: config.Retry{
 				Count: 3, Interval: 5 * time.Minute, Backoff: "fixed", MaxInterval: time.Hour,
 			},

@@ -13,6 +13,9 @@ import (
 	"github.com/queuectl/queuectl/internal/store"
 )
 
+// storeRetry is how long the check-back waits after the store failed.
+const storeRetry = time.Second
+
 // checkBatch bounds the check-backs of one claim: their producers are asked
 // at once, and their answers recorded in one transaction.
 const checkBatch = 32

@@ -20,7 +20,10 @@ type Config struct {
 	// Workers bounds the deliveries in flight at once, over all queues.
 	Workers int
 	// EOWindow bounds the deliveries in flight at once of one EO queue.
-	EOWindow        int
+	EOWindow int
+	// PollInterval is how often the engine claims at least, while it may
+	// have ready messages (engine.poll_interval): wake-ups are hints.
+	PollInterval    time.Duration
 	Retry           Retry
 	Blacklisting    Blacklisting
 	Retention       Retention
@@ -74,10 +77,11 @@ func ConfigOf(c *config.Config) (Config, error) {
 		return Config{}, err
 	}
 	return Config{
-		Role:     role,
-		NodeID:   c.Engine.NodeID,
-		Workers:  c.Engine.Workers,
-		EOWindow: c.Engine.EOWindow,
+		Role:         role,
+		NodeID:       c.Engine.NodeID,
+		Workers:      c.Engine.Workers,
+		EOWindow:     c.Engine.EOWindow,
+		PollInterval: c.Engine.PollInterval,
 		Retry: Retry{Count: c.Engine.Retry.Count, Interval: c.Engine.Retry.Interval,
 			Exponential: c.Engine.Retry.Backoff == "exponential", MaxInterval: c.Engine.Retry.MaxInterval},
 		Blacklisting: Blacklisting{Enabled: c.Engine.Blacklisting.Enabled, Crashes: c.Engine.Blacklisting.Crashes},
@@ -126,6 +130,9 @@ func (c *Config) check() error {
 	if c.Heartbeat <= 0 {
 		c.Heartbeat = time.Second
 	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = time.Second
+	}
 	if c.LeaseTTL <= 0 {
 		c.LeaseTTL = 10 * time.Second
 	}
@@ -145,6 +152,13 @@ func (c *Config) check() error {
 		return fmt.Errorf("engine: blacklisting needs crashes ≥ 1, not %d", c.Blacklisting.Crashes)
 	}
 	return nil
+}
+
+// storeTimeout is the deadline of one store call of the engine: a hung
+// connection fails the call instead of freezing the engine or its shutdown.
+// A call that takes longer than the lease is of no use anyway.
+func (c Config) storeTimeout() time.Duration {
+	return max(c.LeaseTTL, 5*time.Second)
 }
 
 // retryIn is how long after failed attempt n attempt n+1 waits:

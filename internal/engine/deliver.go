@@ -21,16 +21,17 @@ func (e *Engine) deliver(ctx context.Context, c store.Claimed) error {
 }
 
 // outcomeOf turns a delivery's result into the outcome to record (§4): DLVD,
-// WAIT for a retry while attempts are left, or NDLV. A delivery that a
-// shutdown cancelled is handed back instead.
-func (e *Engine) outcomeOf(c store.Claimed, err error, stopping bool) store.Outcome {
+// WAIT for a retry while attempts are left, or NDLV. A delivery whose
+// context was cancelled — by a shutdown, or because the lease went stale
+// (cancelled says which) — is handed back instead, unless it ended well.
+func (e *Engine) outcomeOf(c store.Claimed, err error, cancelled error) store.Outcome {
 	m := c.Message
 	o := store.Outcome{ID: m.ID, Epoch: c.Epoch}
 	switch class := receiver.ClassOf(err); {
 	case err == nil:
 		o.Kind, o.Reason = store.OutcomeDelivered, "delivered to "+m.Receiver
-	case stopping && class == domain.ErrorTransient:
-		o.Kind = store.OutcomeHandBack
+	case cancelled != nil:
+		o.Kind, o.Reason = store.OutcomeHandBack, cancelled.Error()
 	case class == domain.ErrorTransient && m.Attempts <= e.cfg.Retry.Count:
 		o.Kind, o.Error, o.Class = store.OutcomeRetry, err.Error(), class
 		o.RetryIn = e.cfg.Retry.retryIn(m.Attempts)

@@ -105,11 +105,17 @@ type Engine struct {
 	// inFlight is how many messages the node has DLNG, for heartbeats.
 	inFlight atomic.Int64
 	// lease says whether the node's lease is known fresh: workers call
-	// receivers only while it is.
-	lease *lease
+	// receivers only while it is. Each incarnation has its own;
+	// monotonic is its clock.
+	lease     *lease
+	monotonic func() time.Time
 	// recovered says crash recovery returned blacklist candidates: the
 	// claim loop delivers them first, each alone.
 	recovered atomic.Bool
+	// outage is when the store began to fail, while it does: the log says
+	// once that it is unreachable, and once that it is back.
+	outageMu sync.Mutex
+	outage   time.Time
 }
 
 // New builds an engine from its options.
@@ -125,7 +131,8 @@ func New(opts Options) (*Engine, error) {
 		receivers: opts.Receivers, observe: opts.Observe, clock: opts.Clock, poke: make(chan struct{}, 1),
 		checkPoke: make(chan struct{}, 1),
 	}
-	e.lease = newLease(e.cfg.LeaseTTL, opts.Monotonic)
+	e.monotonic = opts.Monotonic
+	e.lease = newLease(e.cfg.LeaseTTL, e.monotonic)
 	if e.clock == nil {
 		e.clock = time.Now
 	}
@@ -186,29 +193,85 @@ func (e *Engine) emit(ev Event) {
 // cleanly: deliveries in flight get engine.shutdown_timeout to finish; those
 // still running are cancelled and handed back to TBDL without counting as a
 // crash, as are claimed messages not yet started.
+//
+// An outage of the store does not end Run (§11): the engine starts no
+// delivery while it lasts, keeps the outcomes of those in flight and
+// records them when the store is back — or, when other nodes took its
+// queues over meanwhile, joins again as a new incarnation and recovers its
+// old one without counting a crash. Run ends only when ctx does, or with a
+// configuration error (another live node with its id).
 func (e *Engine) Run(ctx context.Context) error {
-	bg := context.WithoutCancel(ctx)
-	joinedAt := e.lease.now()
-	joined, err := e.st.Join(bg, store.JoinParams{ID: e.node, Address: e.cfg.Address, TTL: e.cfg.LeaseTTL})
-	if err != nil {
-		return fmt.Errorf("join the store: %w", err)
+	var previous *store.Node
+	for {
+		node, dead, err := e.join(ctx)
+		if err != nil {
+			return err
+		}
+		err = e.serve(ctx, node, dead, previous)
+		if !errors.Is(err, store.ErrFenced) || ctx.Err() != nil {
+			return err
+		}
+		e.log.Warn("this node's queues were taken over while it could not reach the store; it joins again",
+			"node", e.node, "incarnation", node.Incarnation)
+		previous = &node
 	}
-	node := joined.Node
-	e.lease.alive(joinedAt)
-	if err := e.recoverDead(bg, node, joined.Dead); err != nil {
+}
+
+// join starts a new incarnation, trying again while the store fails. It
+// gives up only on ctx, or when the store refuses the node (its id is in
+// use by a live node).
+func (e *Engine) join(ctx context.Context) (store.Node, []store.Node, error) {
+	for failures := 1; ; failures++ {
+		e.lease = newLease(e.cfg.LeaseTTL, e.monotonic)
+		joinedAt := e.lease.now()
+		// A join that began runs to its end: a stop comes after it.
+		sctx, cancel := e.storeContext(context.WithoutCancel(ctx))
+		joined, err := e.st.Join(sctx, store.JoinParams{ID: e.node, Address: e.cfg.Address, TTL: e.cfg.LeaseTTL,
+			Heartbeat: e.cfg.Heartbeat})
+		cancel()
+		if err == nil {
+			e.storeOK()
+			e.lease.alive(joinedAt)
+			return joined.Node, joined.Dead, nil
+		}
+		if errors.Is(err, domain.ErrInvalid) || ctx.Err() != nil {
+			return store.Node{}, nil, fmt.Errorf("join the store: %w", err)
+		}
+		e.storeFailed("joining", err)
+		select {
+		case <-ctx.Done():
+			return store.Node{}, nil, fmt.Errorf("join the store: %w", err)
+		case <-time.After(backoff(failures)):
+		}
+	}
+}
+
+// serve runs one incarnation: crash recovery of the dead incarnations —
+// previous, this process's own earlier one, without counting crashes —
+// then the services and the claim loop.
+func (e *Engine) serve(ctx context.Context, node store.Node, dead []store.Node, previous *store.Node) error {
+	services, cancelServices := context.WithCancel(ctx)
+	defer cancelServices()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() { e.lease.watch(services) })
+	// Recovery runs to its end, whatever signal comes meanwhile: the loop
+	// then stops cleanly.
+	bg := context.WithoutCancel(ctx)
+	if err := e.recoverDead(bg, node, dead, previous); err != nil {
 		return fmt.Errorf("crash recovery: %w", err)
 	}
-	if err := e.restoreHolds(bg, node); err != nil {
+	hctx, cancel := e.storeContext(bg)
+	err := e.restoreHolds(hctx, node)
+	cancel()
+	if err != nil {
 		return fmt.Errorf("restore the HOLD rule: %w", err)
 	}
 	e.emit(Event{Kind: EventRecovered})
-	e.log.Info("engine started", "node", e.node, "workers", e.cfg.Workers, "eo_window", e.cfg.EOWindow,
-		"receivers", len(e.receivers), "role", string(e.cfg.Role))
+	e.log.Info("engine started", "node", e.node, "incarnation", node.Incarnation, "workers", e.cfg.Workers,
+		"eo_window", e.cfg.EOWindow, "receivers", len(e.receivers), "role", string(e.cfg.Role))
 
-	services, cancelServices := context.WithCancel(ctx)
-	defer cancelServices()
 	failed := make(chan error, 1)
-	var wg sync.WaitGroup
 	wg.Go(func() { e.retentionLoop(services) })
 	wg.Go(func() { e.checker(node).run(services) })
 	wg.Go(func() {
@@ -220,9 +283,48 @@ func (e *Engine) Run(ctx context.Context) error {
 	err = l.run(ctx, failed)
 	cancelServices()
 	wg.Wait()
-	if err == nil {
-		err = e.st.Leave(bg, node)
+	if err != nil {
+		return err
+	}
+	lctx, cancel := e.storeContext(context.WithoutCancel(ctx))
+	defer cancel()
+	if err := e.st.Leave(lctx, node); err != nil {
+		// Not a passing unavailability: the node did not stop cleanly.
+		return fmt.Errorf("the node could not leave the store cleanly; other nodes take its queues over after cluster.lease_ttl: %v", err)
 	}
 	e.log.Info("engine stopped", "node", e.node)
-	return err
+	return nil
+}
+
+// storeContext bounds one store call of the engine (Config.storeTimeout).
+func (e *Engine) storeContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, e.cfg.storeTimeout())
+}
+
+// storeFailed notes that a store call failed: the first failure of an
+// outage is logged as the outage's start, the others only at debug level.
+func (e *Engine) storeFailed(what string, err error) {
+	e.outageMu.Lock()
+	first := e.outage.IsZero()
+	if first {
+		e.outage = time.Now()
+	}
+	e.outageMu.Unlock()
+	if first {
+		e.log.Error("the store failed; the engine starts no delivery until it answers again, and keeps the outcomes "+
+			"of those in flight", "while", what, "err", err)
+		return
+	}
+	e.log.Debug("the store failed again", "while", what, "err", err)
+}
+
+// storeOK notes that a store call succeeded, which ends an outage.
+func (e *Engine) storeOK() {
+	e.outageMu.Lock()
+	began := e.outage
+	e.outage = time.Time{}
+	e.outageMu.Unlock()
+	if !began.IsZero() {
+		e.log.Info("the store answers again", "after", time.Since(began).Round(time.Millisecond).String())
+	}
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -30,22 +31,86 @@ type lease struct {
 	// verdict is closed by the next heartbeat's verdict, and replaced.
 	verdict chan struct{}
 	fenced  bool
+	// stale is cancelled when the lease is found stale (watch); a
+	// renewal after that makes a new one.
+	stale       context.Context
+	cancelStale context.CancelCauseFunc
+	// renewed wakes watch.
+	renewed chan struct{}
 }
 
 func newLease(ttl time.Duration, now func() time.Time) *lease {
 	if now == nil {
 		now = time.Now
 	}
-	return &lease{ttl: ttl, now: now, verdict: make(chan struct{})}
+	l := &lease{ttl: ttl, now: now, verdict: make(chan struct{}), renewed: make(chan struct{}, 1)}
+	l.stale, l.cancelStale = context.WithCancelCause(context.Background())
+	return l
+}
+
+// errLeaseExpired is why a delivery is cancelled when the lease goes stale.
+var errLeaseExpired = errors.New("handed back: the node's lease expired during the delivery (no heartbeat reached the store)")
+
+// bind returns a context for a delivery that ends with ctx, or when the
+// lease goes stale: a delivery must not outlive the lease under which its
+// message was claimed, since another node may own the queue by then.
+func (l *lease) bind(ctx context.Context) (context.Context, func()) {
+	l.mu.Lock()
+	stale := l.stale
+	l.mu.Unlock()
+	dctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(stale, func() { cancel(context.Cause(stale)) })
+	return dctx, func() {
+		stop()
+		cancel(nil)
+	}
+}
+
+// watch cancels the deliveries bound to the lease when it goes stale —
+// its last renewal began a TTL ago — until ctx ends.
+func (l *lease) watch(ctx context.Context) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		l.mu.Lock()
+		left := l.ttl - l.now().Sub(l.fresh)
+		if left <= 0 && l.stale.Err() == nil {
+			l.cancelStale(errLeaseExpired)
+		}
+		l.mu.Unlock()
+		if left <= 0 {
+			left = time.Hour // until a renewal
+		}
+		resetTimer(timer, left)
+		select {
+		case <-ctx.Done():
+			return
+		case <-l.renewed:
+		case <-timer.C:
+		}
+	}
+}
+
+// renew notes that the lease is fresh from start on; l.mu is held.
+func (l *lease) renew(start time.Time) {
+	if !start.After(l.fresh) {
+		return
+	}
+	l.fresh = start
+	if l.stale.Err() != nil && l.now().Sub(l.fresh) < l.ttl {
+		l.stale, l.cancelStale = context.WithCancelCause(context.Background())
+	}
+	select {
+	case l.renewed <- struct{}{}:
+	default:
+	}
 }
 
 // alive records that a write begun at start renewed the lease.
 func (l *lease) alive(start time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if start.After(l.fresh) {
-		l.fresh = start
-	}
+	l.renew(start)
 }
 
 // beat records the verdict of a heartbeat begun at start and wakes the
@@ -55,8 +120,9 @@ func (l *lease) beat(start time.Time, fenced bool) {
 	defer l.mu.Unlock()
 	if fenced {
 		l.fenced = true
-	} else if start.After(l.fresh) {
-		l.fresh = start
+		l.cancelStale(errStale)
+	} else {
+		l.renew(start)
 	}
 	close(l.verdict)
 	l.verdict = make(chan struct{})

@@ -3,62 +3,56 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
+	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/store"
 )
 
 // routeBatch bounds the inbound messages one claim routes.
 const routeBatch = 256
 
-// batchWindow is how long an outcome may wait for others to share its
-// commit while deliveries are still in flight: a commit costs the same for
-// one outcome as for many, so under load a short wait multiplies
-// throughput. It is not waited out when nothing else is in flight.
-const batchWindow = time.Millisecond
-
-// storeRetry is how long the engine waits after the store failed (a full
-// disk, a database down) before it tries again.
-const storeRetry = time.Second
-
-// loop is the one goroutine that decides what the engine claims, starts and
-// records. Deliveries run on goroutines of their own and report back on
-// finished.
+// loop is the goroutine that claims and starts deliveries (§14): it claims
+// as many ready messages as it has free workers, in one transaction, and
+// hands them to workers; the outcomes go to the completer, which records
+// them on a transaction of its own while the loop claims on. Claiming never
+// waits for recording. The node never holds more DLNG messages whose
+// receiver has not returned than engine.workers: a crash makes at most that
+// many blacklist candidates.
 type loop struct {
 	e    *Engine
 	node store.Node
-	// claimed holds, by id, the messages this node has DLNG, as claimed,
-	// until their outcome is recorded.
-	claimed map[string]*claim
-	// queued are claimed outbound messages waiting for a worker.
+	held *ledger
+	rec  *completer
+	// queued are claimed messages waiting for a worker: the heads the
+	// completer claimed with the outcomes of EOIO messages, a candidate.
 	queued []store.Claimed
-	// inflight counts the deliveries running.
-	inflight int
-	finished chan finished
-	// outcomes wait to be recorded, in one transaction with the next claim;
-	// firstOutcome is when the oldest of them arrived.
-	outcomes     []store.Outcome
-	firstOutcome time.Time
+	// inflight counts the deliveries running; reserved the workers kept
+	// for the claims that ride with the outcomes of EOIO messages.
+	inflight, reserved int
+	finished           chan finished
 	// ready says a claim may find something: the loop was woken, an
-	// outcome was recorded, or the last claim stopped at its limit.
-	ready   bool
+	// outcome was recorded, the poll came, or the last claim stopped at
+	// its limit. polled is when the last claim ran.
+	ready  bool
+	polled time.Time
+	// nextDue is when, on the engine's clock, the next retry is due.
 	nextDue time.Time
 	// candidates says the last claim left blacklist candidates: the engine
-	// lets what it has in flight finish, then claims one alone (§4);
-	// isolated is the id of that one while it is in flight.
+	// lets what it has in flight finish and be recorded, then claims one
+	// alone (§4); isolated is the id of that one until its outcome is
+	// recorded.
 	candidates bool
 	isolated   string
-	stopping   bool
-	// failedAt is when the store last refused to commit; the loop tries
-	// again storeRetry after it, whatever wakes it meanwhile.
+	// unsure says a claim's commit is unknown: the loop reconciles before
+	// it claims again; reconciling says a reconciliation is under way.
+	unsure, reconciling bool
+	// failures counts the store's failures in a row; the loop claims again
+	// backoff(failures) after failedAt.
+	failures int
 	failedAt time.Time
-}
-
-// claim is a message this node has DLNG.
-type claim struct {
-	store.Claimed
-	// took is how long its delivery took, once it finished.
-	took time.Duration
+	stopping bool
 }
 
 // finished is a delivery's result.
@@ -66,41 +60,56 @@ type finished struct {
 	claimed store.Claimed
 	err     error
 	took    time.Duration
+	// cancelled holds why the delivery's context ended before it did: a
+	// shutdown, or the lease.
+	cancelled error
 }
 
 func newLoop(e *Engine, node store.Node) *loop {
+	held := newLedger()
 	return &loop{
-		e: e, node: node, claimed: map[string]*claim{}, ready: true,
+		e: e, node: node, held: held, rec: newCompleter(e, node, held), ready: true,
 		finished: make(chan finished, e.cfg.Workers),
 	}
 }
 
-// run claims, delivers and records until ctx ends or the node is fenced.
+// errShutdown is why the deliveries of a clean stop are cancelled.
+var errShutdown = errors.New("handed back at shutdown")
+
+// run claims and delivers until ctx ends — then it shuts down cleanly — or
+// until the incarnation is over (an error wrapping store.ErrFenced, from
+// the store or from failed, the heartbeats' verdict).
 func (l *loop) run(ctx context.Context, failed <-chan error) error {
 	// Deliveries run on their own context: a shutdown lets them finish
 	// within engine.shutdown_timeout, then cancels them.
-	dctx, cancelDeliveries := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelDeliveries()
+	dctx, cancelDeliveries := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancelDeliveries(errShutdown)
+	rctx, stopCompleter := context.WithCancel(context.WithoutCancel(ctx))
+	completed := make(chan struct{})
+	go func() {
+		defer close(completed)
+		l.rec.run(rctx)
+	}()
+	defer func() {
+		stopCompleter()
+		<-completed
+	}()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	wakeups := l.e.st.Wakeups()
 	for {
-		l.collect()
+		if err := l.collect(); err != nil {
+			return l.abandon(cancelDeliveries, err)
+		}
 		if l.e.recovered.Swap(false) {
 			l.candidates, l.ready = true, true
 		}
-		if l.pending() && !l.batching() {
-			if err := l.step(); err != nil {
-				if errors.Is(err, store.ErrFenced) {
-					l.abandon(cancelDeliveries)
-					return err
-				}
-				l.e.log.Error("the store failed; trying again in 1s", "err", err)
-				l.failedAt = time.Now()
-			} else {
-				l.start(dctx)
-				continue
+		if l.mayClaim() {
+			if err := l.claim(); err != nil {
+				return l.abandon(cancelDeliveries, err)
 			}
+			l.start(dctx)
+			continue
 		}
 		l.start(dctx)
 		if l.idle() {
@@ -111,10 +120,13 @@ func (l *loop) run(ctx context.Context, failed <-chan error) error {
 		case <-ctx.Done():
 			return l.shutdown(cancelDeliveries)
 		case err := <-failed:
-			l.abandon(cancelDeliveries)
-			return err
+			return l.abandon(cancelDeliveries, err)
 		case f := <-l.finished:
 			l.finish(f)
+		case r := <-l.rec.results:
+			if err := l.recorded(r); err != nil {
+				return l.abandon(cancelDeliveries, err)
+			}
 		case <-wakeups:
 			l.ready = true
 		case <-l.e.poke:
@@ -125,184 +137,187 @@ func (l *loop) run(ctx context.Context, failed <-chan error) error {
 	}
 }
 
-// collect takes the results of the deliveries that finished, without
-// waiting.
-func (l *loop) collect() {
+// collect takes the results of the deliveries that finished and of the
+// completer's transactions, without waiting.
+func (l *loop) collect() error {
 	for {
 		select {
 		case f := <-l.finished:
 			l.finish(f)
+		case r := <-l.rec.results:
+			if err := l.recorded(r); err != nil {
+				return err
+			}
 		default:
-			return
+			return nil
 		}
 	}
 }
 
-// storeFailed says whether the store refused to commit less than storeRetry
-// ago.
-func (l *loop) storeFailed() bool {
-	return !l.failedAt.IsZero() && time.Since(l.failedAt) < storeRetry
+// slots is how many more messages the loop may claim: free workers, less
+// those kept for the claims of the completer and those claimed and not
+// started yet.
+func (l *loop) slots() int {
+	return l.e.cfg.Workers - l.inflight - l.reserved - len(l.queued)
 }
 
-// batching says whether the outcomes waiting should wait a little longer
-// for those of the deliveries still in flight, to share their commit.
-func (l *loop) batching() bool {
-	return len(l.outcomes) > 0 && l.inflight > 0 && !l.stopping && time.Since(l.firstOutcome) < batchWindow
+// settled says the node holds nothing DLNG: nothing in flight, nothing
+// waiting to be recorded.
+func (l *loop) settled() bool {
+	return l.inflight == 0 && l.reserved == 0 && len(l.queued) == 0 && l.held.len() == 0
 }
 
-// pending says whether there is something to record or to claim now.
-func (l *loop) pending() bool {
-	return !l.storeFailed() && (len(l.outcomes) > 0 || l.claimParams(false) != nil)
+// storeFailing says the store failed less than the backoff ago.
+func (l *loop) storeFailing() bool {
+	return l.failures > 0 && time.Since(l.failedAt) < backoff(l.failures)
+}
+
+// mayClaim says whether to claim (or reconcile) now.
+func (l *loop) mayClaim() bool {
+	switch {
+	case l.stopping || !l.ready || l.storeFailing() || l.reconciling || l.isolated != "" || l.slots() <= 0:
+		return false
+	case l.candidates:
+		// A candidate is delivered alone: first everything this node
+		// has DLNG must be settled.
+		return l.settled()
+	}
+	return true
 }
 
 func (l *loop) idle() bool {
-	return len(l.claimed) == 0 && len(l.outcomes) == 0 && !l.ready && !l.storeFailed()
+	return l.settled() && !l.ready && !l.storeFailing()
 }
 
-// wait is how long the loop may sleep: until the batch window closes,
-// until the next retry is due, or a second after the store failed.
+// wait is how long the loop may sleep: until the backoff after a failure
+// ends, or — when it knows of nothing to claim — until the next poll or the
+// next retry is due. Otherwise what it waits for comes on a channel.
 func (l *loop) wait() time.Duration {
-	if l.storeFailed() {
-		return storeRetry - time.Since(l.failedAt)
+	if l.storeFailing() {
+		return backoff(l.failures) - time.Since(l.failedAt)
 	}
-	if l.batching() {
-		return batchWindow - time.Since(l.firstOutcome)
-	}
-	if l.nextDue.IsZero() {
+	if l.ready || l.stopping {
 		return -1
 	}
-	now, err := l.e.st.Now(context.Background())
-	if err != nil {
-		return storeRetry
+	d := l.e.cfg.PollInterval - time.Since(l.polled)
+	if !l.nextDue.IsZero() {
+		d = min(d, time.Until(l.nextDue))
 	}
-	return max(l.nextDue.Sub(now), 0)
+	return max(d, 0)
 }
 
-// claimParams says what to claim now, or nil. Outcomes about to be
-// recorded may make messages ready (an EOIO queue's next head), so a claim
-// rides with them even when the last claim found nothing more.
-func (l *loop) claimParams(withOutcomes bool) *store.ClaimParams {
-	if l.stopping || !(l.ready || withOutcomes) || l.isolated != "" {
-		return nil
-	}
-	p := &store.ClaimParams{Node: l.node, Window: l.e.cfg.EOWindow, Router: &l.e.router, RouteLimit: routeBatch,
+// claimParams is what the engine's claims have in common.
+func (e *Engine) claimParams(node store.Node) store.ClaimParams {
+	p := store.ClaimParams{Node: node, Window: e.cfg.EOWindow, Router: &e.router, RouteLimit: routeBatch,
 		Candidates: store.CandidatesAsAny}
-	if l.e.cfg.Blacklisting.Enabled {
+	if e.cfg.Blacklisting.Enabled {
 		p.Candidates = store.CandidatesSkip
-	}
-	if l.candidates {
-		// A candidate is delivered alone: first everything this node
-		// has DLNG must be settled.
-		if len(l.claimed) > 0 || len(l.outcomes) > 0 {
-			return nil
-		}
-		p.Candidates, p.Limit, p.RouteLimit = store.CandidatesAlone, 1, 0
-		return p
-	}
-	// The engine keeps claimed what its workers deliver and half as many
-	// again, waiting for a worker: a commit costs as much for one message as
-	// for many, and workers that find their next message at hand need not
-	// wait for one. A claimed message is DLNG, so those waiting count as in
-	// flight if the node dies — they become blacklist candidates, never
-	// blacklisted (§4). A single worker claims only what it delivers, so
-	// that a crash is blamed on the one delivery in flight. With nothing to
-	// claim for, routing waits too: what it would make ready could not
-	// start anyway. The outcomes recorded in the same transaction free
-	// their places.
-	p.Limit = l.e.cfg.Workers + l.e.cfg.Workers/2 - len(l.claimed)
-	if withOutcomes {
-		p.Limit += len(l.outcomes)
-	}
-	if p.Limit <= 0 {
-		return nil
 	}
 	return p
 }
 
-// step records the outcomes waiting and claims, in one transaction.
-func (l *loop) step() error {
-	claim := l.claimParams(len(l.outcomes) > 0)
-	ctx := context.Background()
-	var res *store.ClaimResult
-	if len(l.outcomes) > 0 {
-		outcomes := l.outcomes
-		rec, err := l.e.st.Record(ctx, store.RecordParams{Node: l.node, Outcomes: outcomes, Claim: claim})
-		if err != nil {
-			return err
-		}
-		l.outcomes = nil
-		if err := l.recorded(outcomes, rec); err != nil {
-			return err
-		}
-		res = rec.Claim
-		if claim == nil {
-			l.ready = true // the outcomes may have made heads ready
-		}
-	} else {
-		var err error
-		if res, err = l.e.st.Claim(ctx, *claim); err != nil {
-			return err
-		}
+// claim claims what the free workers can deliver — or, first, reconciles
+// after a claim whose commit is unknown. It returns an error only when the
+// incarnation is over.
+func (l *loop) claim() error {
+	if l.unsure {
+		l.reconciling = true
+		l.rec.reconcile <- struct{}{}
+		return nil
 	}
-	if claim != nil {
-		l.took(claim, res)
+	p := l.e.claimParams(l.node)
+	p.Limit = l.slots()
+	if l.candidates {
+		p.Candidates, p.Limit, p.RouteLimit = store.CandidatesAlone, 1, 0
 	}
+	l.polled = time.Now()
+	ctx, cancel := l.e.storeContext(context.Background())
+	res, err := l.e.st.Claim(ctx, p)
+	cancel()
+	if err != nil {
+		if errors.Is(err, store.ErrFenced) {
+			return err
+		}
+		// A claim that failed may have committed all the same (a lost
+		// reply): what it claimed is DLNG for this node, unknown to it.
+		l.unsure = !errors.Is(err, store.ErrOverdue)
+		l.fail("claiming", err)
+		return nil
+	}
+	l.e.storeOK()
+	l.failures = 0
+	l.held.add(res.Claimed)
+	l.e.reportRouted(res)
+	l.ready = res.More
+	l.nextDue = time.Time{}
+	if !res.NextDue.IsZero() {
+		l.nextDue = time.Now().Add(res.NextDue.Sub(res.Now))
+	}
+	l.took(p.Candidates, res)
 	return nil
 }
 
-// took handles what a claim returned.
-func (l *loop) took(p *store.ClaimParams, res *store.ClaimResult) {
-	l.ready, l.nextDue = res.More, res.NextDue
+// fail notes a failure of the store.
+func (l *loop) fail(what string, err error) {
+	l.failures++
+	l.failedAt = time.Now()
+	l.e.storeFailed(what, err)
+}
+
+// took handles the messages a claim returned, the loop's own or the
+// completer's, claimed in mode.
+func (l *loop) took(mode store.CandidateMode, res *store.ClaimResult) {
 	switch {
-	case p.Candidates != store.CandidatesAlone:
-		l.candidates = res.Candidates > 0
-		l.ready = l.ready || l.candidates // one is to be claimed alone
+	case mode != store.CandidatesAlone:
+		if res.Candidates > 0 {
+			l.candidates, l.ready = true, true // one is to be claimed alone
+		}
 	case len(res.Claimed) == 0:
 		// The candidate is gone (an operator acted) or not due yet.
 		l.candidates, l.ready = false, true
 	default:
 		l.isolated = res.Claimed[0].Message.ID
 	}
-	l.e.reportRouted(res)
 	for id, err := range res.Damaged {
 		l.e.log.Error("a message the store cannot read is left alone", "message", id, "err", err)
 	}
-	for _, c := range res.Claimed {
-		l.claimed[c.Message.ID] = &claim{Claimed: c}
-		l.queued = append(l.queued, c)
-	}
-	l.e.inFlight.Store(int64(len(l.claimed)))
+	l.queued = append(l.queued, res.Claimed...)
+	l.e.inFlight.Store(int64(l.held.len()))
 }
 
-// recorded reports the outcomes a Record applied. An outcome refused because
-// the node lost its lease stops the engine.
-func (l *loop) recorded(outcomes []store.Outcome, rec *store.RecordResult) error {
-	var fenced error
-	for i, o := range outcomes {
-		c := l.claimed[o.ID]
-		delete(l.claimed, o.ID)
-		if o.ID == l.isolated {
-			// The candidate's delivery ended: claim normally again,
-			// which finds the next candidate if there is one.
-			l.isolated, l.candidates, l.ready = "", false, true
-		}
-		after := rec.Applied[i]
-		if after == nil {
-			err := rec.Conflicts[o.ID]
-			if errors.Is(err, store.ErrFenced) {
-				fenced = err
-			}
-			l.e.log.Warn("message changed during delivery; its outcome is dropped", "message", o.ID, "err", err)
-			continue
-		}
-		var took time.Duration
-		if c != nil {
-			took = c.took
-		}
-		l.e.report(o, after, took)
+// recorded handles what a transaction of the completer did. It returns an
+// error when the incarnation is over.
+func (l *loop) recorded(r recorded) error {
+	if r.fenced != nil {
+		return r.fenced
 	}
-	l.e.inFlight.Store(int64(len(l.claimed)))
-	return fenced
+	l.reserved -= r.freed
+	if r.unsure {
+		l.unsure = true
+	}
+	if r.reconciled {
+		l.reconciling = false
+		if r.err != nil {
+			l.fail("reconciling", r.err)
+		} else {
+			l.unsure = false
+		}
+	}
+	for _, id := range r.settled {
+		if id == l.isolated {
+			// The candidate's delivery ended and is recorded: claim
+			// normally again, which finds the next candidate if any.
+			l.isolated, l.candidates = "", false
+		}
+	}
+	if len(r.settled) > 0 {
+		l.ready = true // the outcomes may have made room, or heads ready
+	}
+	if r.claim != nil {
+		l.took(store.CandidatesSkip, r.claim)
+	}
+	l.e.inFlight.Store(int64(l.held.len()))
+	return nil
 }
 
 // start begins deliveries while workers are free.
@@ -311,66 +326,104 @@ func (l *loop) start(ctx context.Context) {
 		c := l.queued[0]
 		l.queued = l.queued[1:]
 		l.inflight++
-		go func() {
-			var err error
-			start := l.e.clock()
-			if err = l.e.lease.await(ctx); err == nil {
-				start = l.e.clock()
-				err = l.e.deliver(ctx, c)
-			}
-			l.finished <- finished{claimed: c, err: err, took: l.e.clock().Sub(start)}
-		}()
+		go l.deliver(ctx, c)
 	}
 }
 
-// finish turns a finished delivery into an outcome to record.
+// deliver runs one delivery on a worker: once the lease is known fresh,
+// and cancelled if the lease goes stale before it ends (§11: a delivery
+// that outlives its queue's lease could race the queue's next owner).
+func (l *loop) deliver(ctx context.Context, c store.Claimed) {
+	start := l.e.clock()
+	err := l.e.lease.await(ctx)
+	var cancelled error
+	if err == nil {
+		dctx, stop := l.e.lease.bind(ctx)
+		start = l.e.clock()
+		err = l.e.deliver(dctx, c)
+		if dctx.Err() != nil {
+			cancelled = context.Cause(dctx)
+		}
+		stop()
+	} else if ctx.Err() != nil {
+		cancelled = context.Cause(ctx)
+	}
+	l.finished <- finished{claimed: c, err: err, took: l.e.clock().Sub(start), cancelled: cancelled}
+}
+
+// finish turns a finished delivery into an outcome for the completer.
 func (l *loop) finish(f finished) {
 	l.inflight--
-	c, ok := l.claimed[f.claimed.Message.ID]
-	if !ok {
+	id := f.claimed.Message.ID
+	if !l.held.has(id) {
 		return // handed back already: it ignored its cancellation
 	}
-	c.took = f.took
-	if len(l.outcomes) == 0 {
-		l.firstOutcome = time.Now()
+	l.held.finished(id, f.took)
+	o := l.e.outcomeOf(f.claimed, f.err, f.cancelled)
+	p := pending{Outcome: o}
+	// An EOIO queue's next head rides with its outcome (§14): the worker
+	// is kept for that claim.
+	p.next = f.claimed.Message.QoS == domain.EOIO && o.Kind != store.OutcomeHandBack && !l.stopping &&
+		l.isolated == "" && !l.candidates
+	if p.next {
+		l.reserved++
 	}
-	l.outcomes = append(l.outcomes, l.e.outcomeOf(f.claimed, f.err, l.stopping))
+	l.rec.in <- p
 }
 
 // shutdown stops claiming, hands back what was claimed but not started,
 // lets the deliveries in flight finish within engine.shutdown_timeout,
-// cancels the rest, and hands back those that ignore the cancellation.
-func (l *loop) shutdown(cancel context.CancelFunc) error {
+// cancels the rest, hands back those that ignore the cancellation, and
+// waits until every outcome is recorded — as long as the shutdown timeout
+// allows, however long the store is unreachable.
+func (l *loop) shutdown(cancel context.CancelCauseFunc) error {
 	l.stopping = true
 	for _, c := range l.queued {
-		l.outcomes = append(l.outcomes, handBack(c))
+		l.rec.in <- pending{Outcome: handBack(c)}
 	}
 	l.queued = nil
 	if l.inflight > 0 {
 		l.e.log.Info("engine stopping: waiting for deliveries in flight", "in_flight", l.inflight,
 			"timeout", l.e.cfg.ShutdownTimeout.String())
 	}
-	deadline := time.NewTimer(l.e.cfg.ShutdownTimeout)
+	timeout := l.e.cfg.ShutdownTimeout
+	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	var grace <-chan time.Time
-	for l.flush() && l.inflight > 0 {
+	for l.inflight > 0 {
 		select {
 		case f := <-l.finished:
 			l.finish(f)
-			l.collect()
+		case r := <-l.rec.results:
+			_ = l.recorded(r)
 		case <-deadline.C:
-			cancel()
+			cancel(errShutdown)
 			grace = time.After(cancelGrace)
 		case <-grace:
 			l.e.log.Warn("deliveries ignored their cancellation; their messages are handed back", "in_flight", l.inflight)
-			for _, c := range l.claimed {
-				l.outcomes = append(l.outcomes, handBack(c.Claimed))
+			for _, c := range l.held.claims() {
+				l.rec.in <- pending{Outcome: handBack(c)}
 			}
 			l.inflight = 0
 		}
 	}
-	if !l.flush() {
-		return errors.New("engine stopped with messages DLNG that the store did not take back; the next start recovers them")
+	// The outcomes get what is left of the shutdown timeout, and at
+	// least the time of one store call.
+	ctx, stop := context.WithTimeout(context.Background(), max(timeout, l.e.cfg.storeTimeout()))
+	defer stop()
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case r := <-l.rec.results:
+				_ = l.recorded(r)
+			}
+		}
+	}()
+	if !l.rec.waitDrained(ctx) {
+		return fmt.Errorf("engine stopped with %d messages DLNG that the store could not take back (it stayed unreachable): "+
+			"the crash recovery of the node that takes them over counts a crash for each", l.held.len())
 	}
 	return nil
 }
@@ -378,33 +431,12 @@ func (l *loop) shutdown(cancel context.CancelFunc) error {
 // cancelGrace is how long a cancelled delivery has to return.
 const cancelGrace = 2 * time.Second
 
-// flush records the outcomes waiting, retrying while the store fails, up
-// to a few times; it reports whether nothing is left to record.
-func (l *loop) flush() bool {
-	for try := 0; len(l.outcomes) > 0; try++ {
-		outcomes := l.outcomes
-		rec, err := l.e.st.Record(context.Background(), store.RecordParams{Node: l.node, Outcomes: outcomes})
-		if err == nil {
-			l.outcomes = nil
-			err = l.recorded(outcomes, rec)
-			if err == nil {
-				continue
-			}
-		}
-		if errors.Is(err, store.ErrFenced) || try == 2 {
-			l.e.log.Error("recording outcomes at shutdown failed", "err", err)
-			return false
-		}
-		time.Sleep(storeRetry)
-	}
-	return true
-}
-
-// abandon ends the loop of a node that lost its leases: another node owns
+// abandon ends the loop of an incarnation that is over: another node owns
 // its queues now and recovers what it had DLNG, so it records nothing.
-func (l *loop) abandon(cancel context.CancelFunc) {
-	l.e.log.Error("this node's leases were taken over; it stops delivering", "node", l.node.ID)
-	cancel()
+func (l *loop) abandon(cancel context.CancelCauseFunc, err error) error {
+	l.e.log.Error("this node's leases were taken over; it stops delivering", "node", l.node.ID, "err", err)
+	cancel(err)
+	return err
 }
 
 func handBack(c store.Claimed) store.Outcome {
@@ -414,6 +446,11 @@ func handBack(c store.Claimed) store.Outcome {
 func resetTimer(t *time.Timer, d time.Duration) {
 	if d < 0 {
 		d = time.Hour
+	}
+	t.Stop()
+	select {
+	case <-t.C:
+	default:
 	}
 	t.Reset(d)
 }

@@ -12,17 +12,30 @@ import (
 
 // recoverDead runs crash recovery (§4) for incarnations that died with
 // messages DLNG: at start for this node's earlier incarnations, and for
-// the dead nodes a heartbeat finds.
-func (e *Engine) recoverDead(ctx context.Context, node store.Node, dead []store.Node) error {
+// the dead nodes a heartbeat finds. previous, if set, is this process's own
+// earlier incarnation, which lost its lease but not its life: its messages
+// go back to TBDL without counting a crash.
+func (e *Engine) recoverDead(ctx context.Context, node store.Node, dead []store.Node, previous *store.Node) error {
 	for _, d := range dead {
-		res, err := e.st.Recover(ctx, store.RecoverParams{
+		sctx, cancel := e.storeContext(ctx)
+		res, err := e.st.Recover(sctx, store.RecoverParams{
 			Node: node, Dead: d, Blacklisting: e.cfg.Blacklisting.Enabled, Crashes: e.cfg.Blacklisting.Crashes,
+			Outage: previous != nil && *previous == d,
 		})
+		cancel()
 		if err != nil {
 			return err
 		}
+		for _, m := range res.HandedBack {
+			e.emit(Event{Kind: EventHandedBack, Message: m})
+		}
+		if len(res.HandedBack) > 0 {
+			e.log.Warn("recovered without counting a crash: the node lost its lease in an outage", "node", e.node,
+				"dead_node", d.ID, "incarnation", d.Incarnation, "returned_to_tbdl", len(res.HandedBack))
+			e.Notify()
+		}
 		if len(res.Requeued)+len(res.Blacklisted) == 0 {
-			continue // another node recovered it first
+			continue // another node recovered it first, or nothing crashed
 		}
 		e.log.Warn("crash recovery", "node", e.node, "dead_node", d.ID,
 			"returned_to_tbdl", len(res.Requeued), "blacklisted", len(res.Blacklisted))
@@ -63,7 +76,7 @@ func (e *Engine) heartbeatLoop(ctx context.Context, node store.Node) error {
 			case <-rctx.Done():
 				return
 			case d := <-dead:
-				if err := e.recoverDead(rctx, node, d); err != nil && rctx.Err() == nil {
+				if err := e.recoverDead(rctx, node, d, nil); err != nil && rctx.Err() == nil {
 					e.log.Error("crash recovery of a dead node failed", "err", err)
 				}
 			}
@@ -76,18 +89,27 @@ func (e *Engine) heartbeatLoop(ctx context.Context, node store.Node) error {
 		case <-t.C:
 		}
 		start := e.lease.now()
-		res, err := e.st.Heartbeat(ctx, store.HeartbeatParams{Node: node, TTL: e.cfg.LeaseTTL, InFlight: int(e.inFlight.Load())})
+		// A heartbeat that takes longer than the TTL proves nothing.
+		hctx, cancel := context.WithTimeout(ctx, e.cfg.LeaseTTL)
+		res, err := e.st.Heartbeat(hctx, store.HeartbeatParams{Node: node, TTL: e.cfg.LeaseTTL, InFlight: int(e.inFlight.Load())})
+		cancel()
 		switch {
 		case errors.Is(err, store.ErrFenced):
 			e.lease.beat(start, true)
 			return err
 		case err != nil && ctx.Err() == nil:
-			e.log.Error("heartbeat failed", "err", err)
+			e.storeFailed("heartbeating", err)
 			continue
 		case err != nil:
 			return nil
 		}
+		e.storeOK()
 		e.lease.beat(start, false)
+		if res.Revived {
+			e.log.Warn("this node's heartbeats reach the store again and nobody took its queues over: "+
+				"it goes on with what it holds", "node", e.node, "incarnation", node.Incarnation)
+			e.Notify()
+		}
 		if res.Queues != held {
 			e.log.Info("queues held", "node", e.node, "queues", res.Queues, "before", held)
 			held = res.Queues

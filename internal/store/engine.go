@@ -210,6 +210,8 @@ type ClaimResult struct {
 	// NextDue is the earliest next_attempt_at of a WAIT message in the
 	// node's queues that is not due yet; zero when there is none.
 	NextDue time.Time
+	// Now is the store's clock at the claim, which NextDue is on.
+	Now time.Time
 	// More reports that the claim stopped at a limit with more perhaps ready.
 	More bool
 	// Routed holds the inbound messages the claim routed, as stored after:

@@ -55,7 +55,8 @@ type claimer struct {
 // the queues of the ready index from the turn's start on. It returns where
 // the next claim's turn starts.
 func (t *txn) claim(p store.ClaimParams, start turns) (*store.ClaimResult, turns, error) {
-	c := &claimer{t: t, p: p, now: t.now(), res: &store.ClaimResult{}, last: turns{}}
+	c := &claimer{t: t, p: p, now: t.now(), last: turns{}}
+	c.res = &store.ClaimResult{Now: c.now}
 	if c.p.Window <= 0 {
 		c.p.Window = 1
 	}

@@ -110,6 +110,7 @@ func (t *txn) claimer(p store.ClaimParams) *claimer {
 func (c *claimer) finish(start turns) (*store.ClaimResult, turns, error) {
 	t, p := c.t, c.p
 	c.now = t.clock
+	c.res.Now = c.now
 	if p.Router != nil && p.RouteLimit > 0 && c.routes() {
 		for _, name := range c.order(domain.Inbound, start[domain.Inbound]) {
 			if c.full(domain.Inbound) {
@@ -461,11 +462,8 @@ func (c *claimer) queueAhead(b *pgx.Batch, start string, freeing []pgtype.UUID) 
 		freeing = []pgtype.UUID{}
 	}
 	b.Queue(`SELECT m.* FROM (`+heldOutbound+`) u JOIN queues q ON q.name = u.name
-		CROSS JOIN LATERAL (SELECT `+messageColumns+` FROM messages m
-			WHERE m.queue = q.name AND m.status = 'TBDL' ORDER BY m.seq
-			LIMIT `+roomSQL("$4", `(SELECT count(*) FROM messages f WHERE f.id = ANY($5) AND f.queue = q.name
-				AND f.status = 'DLNG' AND f.incarnation = $1)`)+`
-			FOR UPDATE SKIP LOCKED) m
+		CROSS JOIN LATERAL (`+headsSQL(roomSQL("$4", `(SELECT count(*) FROM messages f WHERE f.id = ANY($5)
+			AND f.queue = q.name AND f.status = 'DLNG' AND f.incarnation = $1)`))+`) m
 		WHERE `+startsSQL+`
 		ORDER BY u.ord, m.seq
 		LIMIT $6`, inc, changed, start, c.p.Window, freeing, r.most+1).Query(r.collect(&r.heads))
@@ -538,10 +536,7 @@ func (c *claimer) outbound(start string) error {
 	r.most = c.queueReads(b, r, `q.name = ANY($1)`, []any{names})
 	b.Queue(`SELECT m.* FROM unnest($1::text[]) WITH ORDINALITY AS u(name, ord)
 		JOIN queues q ON q.name = u.name
-		CROSS JOIN LATERAL (SELECT `+messageColumns+` FROM messages m
-			WHERE m.queue = q.name AND m.status = 'TBDL' ORDER BY m.seq
-			LIMIT `+roomSQL("$2", "0")+`
-			FOR UPDATE SKIP LOCKED) m
+		CROSS JOIN LATERAL (`+headsSQL(roomSQL("$2", "0"))+`) m
 		WHERE `+startsSQL+`
 		ORDER BY u.ord, m.seq
 		LIMIT $3`, names, c.p.Window, r.most+1).Query(r.collect(&r.heads))

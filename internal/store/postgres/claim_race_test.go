@@ -102,3 +102,50 @@ func TestClaimLeavesAQueueThatGotWorkDuringIt(t *testing.T) {
 	require.Equal(t, []string{second.ID}, []string{res.Claimed[0].Message.ID})
 	deliver(res.Claimed)
 }
+
+// TestClaimNeverPassesALockedEOIOHead: a node claims in two transactions
+// at once (the loop's claims and those that ride with outcomes), and a
+// claim locks the heads it reads even where it takes none. While another
+// transaction holds an EOIO queue's head, a claim takes nothing from that
+// queue: it must not pass the head and start the message behind it.
+func TestClaimNeverPassesALockedEOIOHead(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	url := pgtest.URL(t)
+	st, err := postgres.Open(ctx, url, postgres.Options{Migrate: true, MaxConns: 8})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		require.NoError(t, st.Check(context.Background()))
+		require.NoError(t, st.Close())
+	})
+	j, err := st.Join(ctx, store.JoinParams{ID: "N1", TTL: time.Hour})
+	require.NoError(t, err)
+	parent := storetest.NewEOIOMessage("ORDERS")
+	head, next := storetest.NewOutboundMessage(parent, storetest.ReceiverWMS), storetest.NewOutboundMessage(parent, storetest.ReceiverWMS)
+	require.NoError(t, st.Update(ctx, func(w store.Writer) error {
+		for _, m := range []*domain.Message{head, next} {
+			if err := w.Insert(m, storetest.PayloadOf(m), storetest.Entry("received")); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+
+	other, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	t.Cleanup(func() { other.Close(context.Background()) })
+	tx, err := other.Begin(ctx)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, `SELECT 1 FROM messages WHERE id = $1 FOR UPDATE`, head.ID)
+	require.NoError(t, err)
+	params := store.ClaimParams{Node: j.Node, Limit: 10, Window: 32, Candidates: store.CandidatesSkip}
+	res, err := st.Claim(ctx, params)
+	require.NoError(t, err)
+	require.Empty(t, res.Claimed, "the head is another transaction's: its successor waits")
+	require.NoError(t, tx.Rollback(ctx))
+
+	res, err = st.Claim(ctx, params)
+	require.NoError(t, err)
+	require.Len(t, res.Claimed, 1)
+	require.Equal(t, head.ID, res.Claimed[0].Message.ID)
+}

@@ -18,3 +18,15 @@ func roomSQL(window, free string) string {
 // the first time — not while it is stopped or blocked, nor while a message
 // of it WAITs for its retry.
 const startsSQL = `(NOT q.stopped AND q.n_ndlv <= q.passed_over AND q.n_wait = 0)`
+
+// headsSQL selects, for the queue of a row of queues (q), its first TBDL
+// messages in seq order, up to limit, and locks them — leaving out those
+// another transaction has locked, but never reaching past them: the node's
+// two claimers (the loop's claims and the completer's) may read one queue
+// at once, and a head the other locked must not let the next message of an
+// EOIO queue start before it.
+func headsSQL(limit string) string {
+	return `SELECT ` + messageColumns + ` FROM messages m WHERE m.id IN (SELECT h.id FROM messages h
+			WHERE h.queue = q.name AND h.status = 'TBDL' ORDER BY h.seq LIMIT ` + limit + `)
+		AND m.status = 'TBDL' ORDER BY m.seq FOR UPDATE OF m SKIP LOCKED`
+}

@@ -43,6 +43,7 @@ func testLiveness(t *testing.T, open Opener) {
 		got := e.claim(t, 2)
 		require.Equal(t, idsOf(b), claimedIDs(got), "the due retry of the queue that may start, past those of the blocked one")
 		require.False(t, got.More, "nothing else may start: no reason to claim again at once")
+		require.False(t, got.Now.IsZero(), "a claim says the store's time its NextDue is on")
 		again := e.claim(t, 2)
 		require.Empty(t, again.Claimed)
 		require.False(t, again.More, "a blocked queue's due retries make no claim loop spin")

@@ -1,0 +1,243 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/queuectl/queuectl/internal/store"
+)
+
+// maxRecordBatch bounds the outcomes of one transaction.
+const maxRecordBatch = 256
+
+// completer records the outcomes of deliveries in batches, on a connection
+// of its own, while the loop goes on claiming (§14; River's BatchCompleter).
+// It records whatever arrived while its last transaction was under way, so
+// that under load many outcomes share a commit and an idle node's outcome
+// waits for nothing. An outcome of an EOIO message claims its queue's next
+// head in the same transaction. After a failure it keeps its outcomes and
+// tries again with a growing pause: a database outage loses none of them.
+type completer struct {
+	e    *Engine
+	node store.Node
+	held *ledger
+	// in carries the outcomes from the loop; reconcile the loop's requests
+	// for a reconciliation, and drain its request to report when nothing
+	// is left to record.
+	in        chan pending
+	reconcile chan struct{}
+	drain     chan chan struct{}
+	// results carries back to the loop what each transaction did.
+	results chan recorded
+}
+
+// pending is an outcome waiting to be recorded.
+type pending struct {
+	store.Outcome
+	// next says the outcome is an EOIO message's: the transaction that
+	// records it claims too — its queue's next head, or another queue's
+	// in turn — and the worker that delivered it is kept for that claim.
+	next bool
+}
+
+// recorded is what one transaction of the completer did, for the loop.
+type recorded struct {
+	// settled lists the outcomes that left the ledger: recorded, or
+	// refused because the message is no longer this node's to settle.
+	settled []string
+	// freed counts the worker slots the outcomes with next kept.
+	freed int
+	// claim holds the heads claimed with the outcomes.
+	claim *store.ClaimResult
+	// unsure says a transaction that claimed failed: its commit is
+	// unknown, and so are the heads it may have claimed.
+	unsure bool
+	// reconciled says a reconciliation ran: err is its failure, if any.
+	reconciled bool
+	err        error
+	// fenced says the incarnation is over: another node took over.
+	fenced error
+}
+
+func newCompleter(e *Engine, node store.Node, held *ledger) *completer {
+	return &completer{
+		e: e, node: node, held: held,
+		in:        make(chan pending, 4*e.cfg.Workers+16),
+		reconcile: make(chan struct{}, 1),
+		drain:     make(chan chan struct{}),
+		results:   make(chan recorded, 4*e.cfg.Workers+16),
+	}
+}
+
+// run records until ctx ends.
+func (c *completer) run(ctx context.Context) {
+	var batch []pending
+	var drained []chan struct{}
+	failures := 0
+	var retryAt time.Time
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		batch = c.gather(batch)
+		if len(batch) > 0 && !time.Now().Before(retryAt) {
+			left, err := c.record(ctx, batch)
+			batch = left
+			if err == nil {
+				failures = 0
+				continue
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			failures++
+			retryAt = time.Now().Add(backoff(failures))
+		}
+		if len(batch) == 0 {
+			for _, d := range drained {
+				close(d)
+			}
+			drained = nil
+		}
+		wait := time.Hour
+		if len(batch) > 0 {
+			wait = time.Until(retryAt)
+		}
+		resetTimer(timer, wait)
+		select {
+		case <-ctx.Done():
+			return
+		case p := <-c.in:
+			batch = append(batch, p)
+		case <-c.reconcile:
+			c.reconcileHeld(ctx)
+		case d := <-c.drain:
+			drained = append(drained, d)
+		case <-timer.C:
+		}
+	}
+}
+
+// gather takes the outcomes that arrived, without waiting.
+func (c *completer) gather(batch []pending) []pending {
+	for len(batch) < maxRecordBatch {
+		select {
+		case p := <-c.in:
+			batch = append(batch, p)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// backoff is how long the completer and the loop pause after failures in a
+// row: from a tenth of a second to five.
+func backoff(failures int) time.Duration {
+	return min(100*time.Millisecond<<min(failures-1, 6), 5*time.Second)
+}
+
+// record records up to maxRecordBatch outcomes of batch in one transaction,
+// and returns those left to record: all of batch when the store failed.
+func (c *completer) record(ctx context.Context, batch []pending) ([]pending, error) {
+	now := batch[:min(len(batch), maxRecordBatch)]
+	outcomes := make([]store.Outcome, len(now))
+	freed := 0
+	for i, p := range now {
+		outcomes[i] = p.Outcome
+		if p.next {
+			freed++
+		}
+	}
+	p := store.RecordParams{Node: c.node, Outcomes: outcomes}
+	if freed > 0 {
+		// An EOIO queue's next head rides in the transaction of its
+		// queue's outcome (§14): one commit per message. Queues take
+		// turns, as in the loop's claims, and the claim routes, so that
+		// a queue that got its first message meanwhile gets its turn.
+		cp := c.e.claimParams(c.node)
+		cp.Limit = freed
+		p.Claim = &cp
+	}
+	sctx, cancel := c.e.storeContext(ctx)
+	res, err := c.e.st.Record(sctx, p)
+	cancel()
+	if err != nil {
+		if errors.Is(err, store.ErrFenced) {
+			c.results <- recorded{fenced: err}
+			return batch, err
+		}
+		if ctx.Err() == nil {
+			c.e.storeFailed("recording outcomes", err)
+		}
+		// A failed transaction that claimed may have committed: the
+		// loop reconciles before it claims again.
+		c.results <- recorded{unsure: p.Claim != nil}
+		return batch, err
+	}
+	c.e.storeOK()
+	out := recorded{freed: freed, claim: res.Claim}
+	for i, o := range outcomes {
+		held := c.held.remove(o.ID)
+		out.settled = append(out.settled, o.ID)
+		after := res.Applied[i]
+		if after == nil {
+			err := res.Conflicts[o.ID]
+			if errors.Is(err, store.ErrFenced) {
+				out.fenced = err
+			}
+			c.e.log.Warn("message changed during delivery; its outcome is dropped", "message", o.ID, "err", err)
+			continue
+		}
+		var took time.Duration
+		if held != nil {
+			took = held.took
+		}
+		c.e.report(o, after, took)
+	}
+	// After the outcomes: a message that went WAIT may be claimed again
+	// by the same transaction.
+	if res.Claim != nil {
+		c.held.add(res.Claim.Claimed)
+		c.e.reportRouted(res.Claim)
+	}
+	c.results <- out
+	return batch[len(now):], nil
+}
+
+// reconcileHeld hands back what the store says the node holds DLNG and the
+// ledger does not know of. The loop asks for it while no claim of its own
+// is under way, and the completer's claims are its own transactions.
+func (c *completer) reconcileHeld(ctx context.Context) {
+	sctx, cancel := c.e.storeContext(ctx)
+	res, err := c.e.st.Reconcile(sctx, store.ReconcileParams{Node: c.node, Held: c.held.ids()})
+	cancel()
+	if errors.Is(err, store.ErrFenced) {
+		c.results <- recorded{fenced: err}
+		return
+	}
+	if err == nil {
+		for _, m := range res.HandedBack {
+			c.e.log.Warn("a claim whose commit was not confirmed is handed back", "message", m.ID, "queue", m.Queue)
+			c.e.emit(Event{Kind: EventHandedBack, Message: m})
+		}
+	}
+	c.results <- recorded{reconciled: true, err: err}
+}
+
+// waitDrained waits until every outcome sent so far is recorded, or until
+// ctx ends; it reports whether all were.
+func (c *completer) waitDrained(ctx context.Context) bool {
+	d := make(chan struct{})
+	select {
+	case c.drain <- d:
+	case <-ctx.Done():
+		return false
+	}
+	select {
+	case <-d:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
