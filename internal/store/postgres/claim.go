@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -273,66 +274,85 @@ func (c *claimer) routeQueue(name string) error {
 	return nil
 }
 
-// readyInbound locks an inbound queue and reads its first TBDL messages,
-// up to limit, unless the queue routes nothing now: it is gone, stopped,
-// blocked, or waits for a retry. A queue the transaction has not locked yet
-// is locked and read in one round trip: the read, a statement of its own
-// after the lock, sees what the queue's previous holder committed, and
-// states the queue's conditions on the row just locked.
+// readyInbound reads an inbound queue's first TBDL messages, up to limit,
+// unless the queue routes nothing now: it is gone, stopped, blocked, or waits
+// for a retry. An EOIO queue is locked first, as every change of its order
+// is; an EO queue is not (§14: no hot row on the EO path) — its messages
+// are locked instead, leaving those another transaction routes. A queue the
+// transaction has not read yet is read in one round trip with its messages:
+// the read of the messages, a statement of its own after the lock, sees
+// what the queue's previous holder committed, and states the queue's
+// conditions on the row just read.
 func (c *claimer) readyInbound(name string, limit int) ([]*storedMessage, error) {
 	t := c.t
 	routes := func(q *store.QueueRecord) bool {
 		return q.Starts() && q.Counts[domain.StatusTBDL] > 0
 	}
-	collect := func(rows pgx.Rows) ([]*storedMessage, error) {
-		return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*storedMessage, error) { return scanMessage(row) })
+	collect := func(into *[]*storedMessage) func(pgx.Rows) error {
+		return func(rows pgx.Rows) error {
+			var err error
+			*into, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*storedMessage, error) { return scanMessage(row) })
+			return err
+		}
 	}
-	read := `SELECT ` + messageColumns + ` FROM messages WHERE queue = $1 AND status = 'TBDL' ORDER BY seq LIMIT $2`
+	// EOIO: in order, under the queue's lock. EO: any, each locked.
+	const (
+		readEOIO = `SELECT ` + messageColumns + ` FROM messages WHERE queue = $1 AND status = 'TBDL' ORDER BY seq LIMIT $2`
+		readEO   = readEOIO + ` FOR UPDATE SKIP LOCKED`
+	)
+	var ready []*storedMessage
 	if q, ok := t.queues[name]; ok {
 		if !routes(q) {
 			return nil, nil
+		}
+		read := readEOIO
+		if q.QoS == domain.EO {
+			read = readEO
 		}
 		rows, err := t.tx.Query(t.ctx, read, name, limit)
 		if err != nil {
 			return nil, err
 		}
-		return collect(rows)
+		err = collect(&ready)(rows)
+		return ready, err
 	}
 	b := &pgx.Batch{}
 	var q *store.QueueRecord
 	var clock time.Time
-	b.Queue(`SELECT `+queueColumns+`, now()`+queueFrom+` WHERE q.name = $1 FOR NO KEY UPDATE OF q`, name).
-		QueryRow(func(row pgx.Row) error {
-			var err error
-			q, err = scanQueue(row, &clock)
+	locked := false
+	row := func(lock bool) func(pgx.Row) error {
+		return func(row pgx.Row) error {
+			r, err := scanQueue(row, &clock)
 			if errors.Is(err, pgx.ErrNoRows) {
 				return nil
 			}
+			q, locked = r, lock
 			return err
-		})
-	var ready []*storedMessage
-	b.Queue(`SELECT `+messageColumns+` FROM messages WHERE queue = $1 AND status = 'TBDL'
-			AND EXISTS (SELECT 1 FROM queues q WHERE q.name = $1 AND NOT q.stopped AND q.n_wait = 0 AND q.n_tbdl > 0
-				AND q.n_ndlv <= q.passed_over)
-		ORDER BY seq LIMIT $2`, name, limit).Query(func(rows pgx.Rows) error {
-		var err error
-		ready, err = collect(rows)
-		return err
-	})
+		}
+	}
+	b.Queue(`SELECT `+queueColumns+`, now()`+queueFrom+` WHERE q.name = $1 AND q.qos = 'EOIO' FOR NO KEY UPDATE OF q`, name).
+		QueryRow(row(true))
+	b.Queue(`SELECT `+queueColumns+`, now()`+queueFrom+` WHERE q.name = $1 AND q.qos = 'EO'`, name).QueryRow(row(false))
+	const routing = ` AND EXISTS (SELECT 1 FROM queues q WHERE q.name = $1 AND q.qos = '%s' AND ` + startsSQL + ` AND q.n_tbdl > 0)`
+	b.Queue(strings.Replace(readEOIO, ` ORDER BY`, fmt.Sprintf(routing, domain.EOIO)+` ORDER BY`, 1), name, limit).
+		Query(collect(&ready))
+	var readyEO []*storedMessage
+	b.Queue(strings.Replace(readEO, ` ORDER BY`, fmt.Sprintf(routing, domain.EO)+` ORDER BY`, 1), name, limit).
+		Query(collect(&readyEO))
 	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
 		return nil, err
 	}
 	if q == nil {
 		return nil, nil
 	}
-	t.queues[name] = q
+	q = t.keep(q, locked)
 	if t.clock.IsZero() {
 		t.clock = clock.UTC()
 	}
 	if !routes(q) {
 		return nil, nil
 	}
-	return ready, nil
+	return append(ready, readyEO...), nil
 }
 
 // route does receiver determination for one inbound message (§3): its
@@ -412,8 +432,9 @@ func (t *txn) insertShared(m *domain.Message, payload pgtype.UUID, h domain.Hist
 	}
 	h.From, h.To = "", m.Status
 	next := cloneQueue(q)
-	next.LastSeq++
-	m.Seq = next.LastSeq
+	if m.Seq, err = t.nextSeq(next); err != nil {
+		return err
+	}
 	storedTimes(m)
 	h.At = storedTime(h.At)
 	if err := t.pend.insert(uid, m, payload, nil, h); err != nil {
@@ -430,10 +451,11 @@ func (t *txn) insertShared(m *domain.Message, payload pgtype.UUID, h domain.Hist
 // the TBDL heads it may start, locked FOR UPDATE SKIP LOCKED, the heads in
 // the order of the turn, and when the next WAIT message is due.
 type outboundReads struct {
-	locked     []*store.QueueRecord
-	due, heads []*storedMessage
-	nextDue    pgtype.Timestamptz
-	most       int
+	// locked are the EOIO queues the claim locked, read the EO queues.
+	locked, read []*store.QueueRecord
+	due, heads   []*storedMessage
+	nextDue      pgtype.Timestamptz
+	most         int
 }
 
 // heldOutbound lists the held outbound queues of heldSQL ($1, $2) with
@@ -477,12 +499,18 @@ func (c *claimer) queueAhead(b *pgx.Batch, start string, freeing []pgtype.UUID) 
 func (c *claimer) queueReads(b *pgx.Batch, r *outboundReads, queues string, args []any) int {
 	n := len(args)
 	left := c.p.Limit - c.claimed
-	b.Queue(queueSelect+` WHERE `+queues+` ORDER BY q.name FOR NO KEY UPDATE OF q SKIP LOCKED`, args...).
-		Query(func(rows pgx.Rows) error {
+	// EOIO queues are locked, those another transaction holds skipped; EO
+	// queues are read (§14: no hot row on the EO path).
+	queuesOf := func(into *[]*store.QueueRecord) func(pgx.Rows) error {
+		return func(rows pgx.Rows) error {
 			var err error
-			r.locked, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*store.QueueRecord, error) { return scanQueue(row) })
+			*into, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*store.QueueRecord, error) { return scanQueue(row) })
 			return err
-		})
+		}
+	}
+	b.Queue(queueSelect+` WHERE `+queues+` AND q.qos = 'EOIO' ORDER BY q.name FOR NO KEY UPDATE OF q SKIP LOCKED`, args...).
+		Query(queuesOf(&r.locked))
+	b.Queue(queueSelect+` WHERE `+queues+` AND q.qos = 'EO' ORDER BY q.name`, args...).Query(queuesOf(&r.read))
 	// The due WAIT messages, up to each queue's room: a queue that is
 	// stopped or blocked starts none, so a backlog of retries behind a
 	// blocked queue never fills the claim's limit and starves the retries
@@ -553,20 +581,20 @@ func (c *claimer) take(r *outboundReads) error {
 	if r.nextDue.Valid {
 		c.res.NextDue = r.nextDue.Time.UTC()
 	}
-	// A queue is the claim's when it locked the queue's row and the
-	// leases' read locked its lease. Each statement reads what was
-	// committed when it began: a queue that got work between the leases'
-	// read and the claim's reads has no lease locked, nor an epoch to
-	// claim under — the next claim takes it.
+	// A queue is the claim's when the leases' read locked its lease and,
+	// for an EOIO queue, it locked the queue's row. Each statement reads
+	// what was committed when it began: a queue that got work between the
+	// leases' read and the claim's reads has no lease locked, nor an epoch
+	// to claim under — the next claim takes it.
 	mine := map[string]bool{}
-	for _, q := range r.locked {
-		if _, ok := c.held[q.Name]; !ok {
-			c.res.More = true
-			continue
-		}
-		mine[q.Name] = true
-		if _, ok := t.queues[q.Name]; !ok {
-			t.queues[q.Name] = q
+	for locked, qs := range map[bool][]*store.QueueRecord{true: r.locked, false: r.read} {
+		for _, q := range qs {
+			if _, ok := c.held[q.Name]; !ok {
+				c.res.More = true
+				continue
+			}
+			mine[q.Name] = true
+			t.keep(q, locked)
 		}
 	}
 	m := &marker{c: c}

@@ -617,7 +617,7 @@ func (t *txn) lockQueues(names []string) error {
 		return fmt.Errorf("lock queues: %w", err)
 	}
 	for _, q := range recs {
-		t.queues[q.Name] = q
+		t.keep(q, true)
 	}
 	return nil
 }

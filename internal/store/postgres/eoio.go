@@ -147,8 +147,9 @@ func (t *txn) Move(p store.MoveParams) (*domain.Message, error) {
 	nt := cloneQueue(to)
 	var seq pgtype.Int8
 	if next.Status != domain.StatusPEND {
-		nt.LastSeq++
-		next.Seq = nt.LastSeq
+		if next.Seq, err = t.nextSeq(nt); err != nil {
+			return nil, err
+		}
 		seq = pgtype.Int8{Int64: int64(next.Seq), Valid: true}
 	}
 	uid, _ := parseID(p.ID)

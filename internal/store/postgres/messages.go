@@ -31,6 +31,11 @@ func (t *txn) message(id string) (*storedMessage, error) {
 		return nil, notFound(id)
 	}
 	read := `SELECT ` + messageColumns + ` FROM messages WHERE id = $1`
+	if t.writable {
+		// The engine changes the messages of an EO queue without the
+		// queue's lock: the message's own lock is the compare-and-set's.
+		read += ` FOR NO KEY UPDATE`
+	}
 	if !t.writable {
 		m, err := scanMessage(t.tx.QueryRow(t.ctx, read, uid))
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -79,10 +84,7 @@ func (t *txn) message(id string) (*storedMessage, error) {
 	case q == nil:
 		return nil, fmt.Errorf("message %s: its queue %s has no record", id, m.Queue)
 	}
-	if _, ok := t.queues[q.Name]; !ok {
-		// The transaction's own record, once it has one, is ahead of the row.
-		t.queues[q.Name] = q
-	}
+	t.keep(q, true)
 	return m, nil
 }
 
@@ -140,8 +142,9 @@ func (t *txn) Insert(m *domain.Message, payload []byte, h domain.HistoryEntry) e
 	next := cloneQueue(q)
 	m.Size, m.Seq = int64(len(payload)), 0
 	if m.Status != domain.StatusPEND {
-		next.LastSeq++
-		m.Seq = next.LastSeq
+		if m.Seq, err = t.nextSeq(next); err != nil {
+			return err
+		}
 	}
 	if m.CreatedAt.IsZero() {
 		m.CreatedAt = h.At
@@ -191,11 +194,17 @@ func checkNew(m *domain.Message) (pgtype.UUID, error) {
 	return uid, nil
 }
 
-// queueFor locks the queue of a new message, creating it on its first
-// message: qos and stage come from the message, and an outbound queue
-// delivers to the message's receiver. created reports a new queue.
+// queueFor reads the queue of a new message — locked for an EOIO queue,
+// whose order a message joins; an EO queue's row is not locked (nextSeq) —
+// creating it on its first message: qos and stage come from the message,
+// and an outbound queue delivers to the message's receiver. created
+// reports a new queue.
 func (t *txn) queueFor(m *domain.Message) (q *store.QueueRecord, created bool, err error) {
-	q, err = t.lockQueue(m.Queue)
+	read := t.lockQueue
+	if m.QoS == domain.EO {
+		read = t.readQueue
+	}
+	q, err = read(m.Queue)
 	if !errors.Is(err, domain.ErrNotFound) {
 		return q, false, err
 	}
@@ -223,7 +232,7 @@ func (t *txn) queueFor(m *domain.Message) (q *store.QueueRecord, created bool, e
 	if made == 1 {
 		t.wake = true
 	}
-	q, err = t.lockQueue(m.Queue)
+	q, err = read(m.Queue)
 	return q, made == 1, err
 }
 
@@ -269,8 +278,11 @@ func (t *txn) change(cur *storedMessage, to domain.Status, update func(*domain.M
 	storedTimes(next)
 	nq := cloneQueue(q)
 	if cur.Status == domain.StatusPEND && to != domain.StatusPEND {
-		nq.LastSeq++
-		next.Seq = nq.LastSeq
+		seq, err := t.nextSeq(nq)
+		if err != nil {
+			return nil, err
+		}
+		next.Seq = seq
 	}
 	uid, _ := parseID(cur.ID)
 	t.pend.update(uid, cur.Message, next, h)

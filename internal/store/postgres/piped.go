@@ -176,6 +176,7 @@ func (s *Store) piped(ctx context.Context, fn func(t *txn) error) (err error) {
 		}
 	}()
 	t := newTxn(ctx, p, true)
+	t.eo = &s.eo
 	if err := fn(t); err != nil {
 		return err
 	}

@@ -72,6 +72,8 @@ type Store struct {
 
 	// claims is where the next claim starts (queues take turns).
 	claims store.ClaimCursor
+	// eo hands out the sequence numbers of EO messages.
+	eo seqBlock
 
 	// mu is held shared by every View and Update and exclusively by Close,
 	// so that Close waits for the transactions under way.
@@ -153,6 +155,7 @@ func (s *Store) update(ctx context.Context, fn func(store.Writer) error) error {
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
 	t := newTxn(ctx, tx, true)
+	t.eo = &s.eo
 	if err := fn(t); err != nil {
 		return err
 	}

@@ -53,19 +53,25 @@ func (t *txn) record(p store.RecordParams, start turns) (*store.RecordResult, tu
 	b := &pgx.Batch{}
 	t.queueNow(b)
 	check := queueFence(b, p.Node)
-	var locked []*store.QueueRecord
+	var locked, read []*store.QueueRecord
 	var msgs []*storedMessage
 	leases := map[string]held{}
 	if len(ids) > 0 {
-		// The queues first, in name order, then their leases; the
-		// messages are read after both, so what they say holds until
-		// commit.
-		b.Queue(queueSelect+` WHERE q.name IN (SELECT queue FROM messages WHERE id = ANY($1))
-			ORDER BY q.name FOR NO KEY UPDATE OF q`, ids).Query(func(rows pgx.Rows) error {
-			var err error
-			locked, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*store.QueueRecord, error) { return scanQueue(row) })
-			return err
-		})
+		// The queues first, in name order — EOIO queues locked, EO queues
+		// read (§14: no hot row on the EO path) — then their leases; the
+		// messages are read, and locked, after both, so what they say
+		// holds until commit.
+		queuesOf := func(into *[]*store.QueueRecord) func(pgx.Rows) error {
+			return func(rows pgx.Rows) error {
+				var err error
+				*into, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*store.QueueRecord, error) { return scanQueue(row) })
+				return err
+			}
+		}
+		b.Queue(queueSelect+` WHERE q.name IN (SELECT queue FROM messages WHERE id = ANY($1)) AND q.qos = 'EOIO'
+			ORDER BY q.name FOR NO KEY UPDATE OF q`, ids).Query(queuesOf(&locked))
+		b.Queue(queueSelect+` WHERE q.name IN (SELECT queue FROM messages WHERE id = ANY($1)) AND q.qos = 'EO'`, ids).
+			Query(queuesOf(&read))
 		b.Queue(`SELECT queue, incarnation, epoch FROM leases WHERE queue IN (SELECT queue FROM messages WHERE id = ANY($1))
 			ORDER BY queue FOR SHARE`, ids).Query(func(rows pgx.Rows) error {
 			var q string
@@ -76,7 +82,7 @@ func (t *txn) record(p store.RecordParams, start turns) (*store.RecordResult, tu
 			})
 			return err
 		})
-		b.Queue(`SELECT `+messageColumns+` FROM messages WHERE id = ANY($1)`, ids).Query(func(rows pgx.Rows) error {
+		b.Queue(`SELECT `+messageColumns+` FROM messages WHERE id = ANY($1) ORDER BY id FOR UPDATE`, ids).Query(func(rows pgx.Rows) error {
 			var err error
 			msgs, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*storedMessage, error) { return scanMessage(row) })
 			return err
@@ -105,9 +111,10 @@ func (t *txn) record(p store.RecordParams, start turns) (*store.RecordResult, tu
 		}
 	}
 	for _, q := range locked {
-		if _, ok := t.queues[q.Name]; !ok {
-			t.queues[q.Name] = q
-		}
+		t.keep(q, true)
+	}
+	for _, q := range read {
+		t.keep(q, false)
 	}
 	byID := map[[16]byte]*storedMessage{}
 	for _, m := range msgs {

@@ -26,7 +26,11 @@ const startsSQL = `(NOT q.stopped AND q.n_ndlv <= q.passed_over AND q.n_wait = 0
 // at once, and a head the other locked must not let the next message of an
 // EOIO queue start before it.
 func headsSQL(limit string) string {
-	return `SELECT ` + messageColumns + ` FROM messages m WHERE m.id IN (SELECT h.id FROM messages h
-			WHERE h.queue = q.name AND h.status = 'TBDL' ORDER BY h.seq LIMIT ` + limit + `)
-		AND m.status = 'TBDL' ORDER BY m.seq FOR UPDATE OF m SKIP LOCKED`
+	// Each head is locked by a statement of its own (the lateral join's),
+	// which keeps the plan to the index runs of the queue's heads.
+	return `SELECT m.* FROM (SELECT h.id, h.seq FROM messages h
+			WHERE h.queue = q.name AND h.status = 'TBDL' ORDER BY h.seq LIMIT ` + limit + `) h
+		CROSS JOIN LATERAL (SELECT ` + messageColumns + ` FROM messages m WHERE m.id = h.id AND m.status = 'TBDL'
+			FOR UPDATE SKIP LOCKED) m
+		ORDER BY h.seq`
 }

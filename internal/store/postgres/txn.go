@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/store"
@@ -23,20 +24,32 @@ const pageSize = 256
 
 // txn is the Reader and Writer of one transaction.
 //
-// In a writable transaction every change to a queue or its messages, and
-// every read of a queue (Queue, Head, QueueMessages) or of a message, first
-// locks the queue's row (FOR NO KEY UPDATE). The transaction then keeps the
-// queue's record itself: the counters and the sequence change in memory and
-// reach the row once, at commit (or before a walk of all queues reads the
-// rows), instead of once per message.
+// In a writable transaction every change an operator makes to a queue or
+// its messages, and every read of a queue (Queue, Head, QueueMessages) or
+// of a message, first locks the queue's row (FOR NO KEY UPDATE), and so do
+// the engine's changes to an EOIO queue, which keep its order. The
+// engine's changes to an EO queue take no lock of its row (§14: no hot row
+// on the EO path): they are compare-and-sets on the rows of the messages,
+// and its sequence numbers come from a sequence of their own (eoSeq). The
+// transaction keeps the records of the queues it touched: the counters and
+// the last sequence number change in memory and reach the row once, at
+// commit (or before a walk of all queues reads the rows), as deltas — so
+// that transactions that change one queue at once, locked or not, add up.
 type txn struct {
 	ctx      context.Context
 	tx       querier
 	writable bool
-	// queues holds the records of the queues this transaction locked, as
-	// the transaction changed them; dirty names those whose row is behind.
+	// queues holds the records of the queues this transaction read, as
+	// the transaction changed them; base holds them as they were read (or
+	// last written back), so that the row gets the difference; locked
+	// names those whose row the transaction locked; dirty those whose row
+	// is behind.
 	queues map[string]*store.QueueRecord
+	base   map[string]*store.QueueRecord
+	locked map[string]bool
 	dirty  map[string]bool
+	// eo numbers the messages of EO queues (nil in a read-only transaction).
+	eo *seqBlock
 	// clock is the database's time of the transaction, once read;
 	// nowQueued is the batch that reads it, until it ran.
 	clock     time.Time
@@ -75,7 +88,8 @@ type querier interface {
 }
 
 func newTxn(ctx context.Context, tx querier, writable bool) *txn {
-	t := &txn{ctx: ctx, tx: tx, writable: writable, queues: map[string]*store.QueueRecord{}, dirty: map[string]bool{},
+	t := &txn{ctx: ctx, tx: tx, writable: writable, queues: map[string]*store.QueueRecord{},
+		base: map[string]*store.QueueRecord{}, locked: map[string]bool{}, dirty: map[string]bool{},
 		params: map[[2]string]param{}}
 	if writable {
 		t.tx = &bufTx{q: tx, t: t}
@@ -146,10 +160,34 @@ func scanQueue(row pgx.Row, extra ...any) (*store.QueueRecord, error) {
 	return &q, nil
 }
 
+// keep makes q, a queue's row as just read, the transaction's record of the
+// queue, unless it has one — which is ahead of the row — and notes whether
+// the transaction holds the row's lock.
+func (t *txn) keep(q *store.QueueRecord, locked bool) *store.QueueRecord {
+	if locked {
+		t.locked[q.Name] = true
+	}
+	if own, ok := t.queues[q.Name]; ok {
+		return own
+	}
+	t.queues[q.Name] = q
+	t.base[q.Name] = cloneQueue(q)
+	return q
+}
+
 // lockQueue locks a queue's row for the rest of the transaction and returns
 // the transaction's record of it; one that does not exist is not found.
 func (t *txn) lockQueue(name string) (*store.QueueRecord, error) {
 	if q, ok := t.queues[name]; ok {
+		if t.locked[name] {
+			return q, nil
+		}
+		// Read without its lock (an EO queue the engine changed): the
+		// record stays the transaction's, the row is locked now.
+		if _, err := t.tx.Exec(t.ctx, `SELECT 1 FROM queues WHERE name = $1 FOR NO KEY UPDATE`, name); err != nil {
+			return nil, fmt.Errorf("queue %s: %w", name, err)
+		}
+		t.locked[name] = true
 		return q, nil
 	}
 	// The clock comes along: the changes that follow need it.
@@ -162,11 +200,49 @@ func (t *txn) lockQueue(name string) (*store.QueueRecord, error) {
 	if err != nil {
 		return nil, fmt.Errorf("queue %s: %w", name, err)
 	}
-	t.queues[name] = q
+	q = t.keep(q, true)
 	if t.clock.IsZero() {
 		t.clock = clock.UTC()
 	}
 	return q, nil
+}
+
+// readQueue returns the transaction's record of a queue without locking its
+// row (the engine's changes of an EO queue); one that does not exist is not
+// found.
+func (t *txn) readQueue(name string) (*store.QueueRecord, error) {
+	if q, ok := t.queues[name]; ok {
+		return q, nil
+	}
+	var clock time.Time
+	q, err := scanQueue(t.tx.QueryRow(t.ctx, `SELECT `+queueColumns+`, now()`+queueFrom+` WHERE q.name = $1`, name), &clock)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, domain.NotFoundf("queue %s does not exist", name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("queue %s: %w", name, err)
+	}
+	q = t.keep(q, false)
+	if t.clock.IsZero() {
+		t.clock = clock.UTC()
+	}
+	return q, nil
+}
+
+// nextSeq gives a message that joins q (the transaction's record) its
+// sequence number: an EO queue's from eoSeq, an EOIO queue's the next of
+// its own, under the queue's lock.
+func (t *txn) nextSeq(q *store.QueueRecord) (uint64, error) {
+	if q.QoS != domain.EO {
+		q.LastSeq++
+		return q.LastSeq, nil
+	}
+	seq, err := t.eo.next(t)
+	if err != nil {
+		return 0, err
+	}
+	q.LastSeq = max(q.LastSeq, seq)
+	return seq, nil
 }
 
 // ready notes that m, as stored now, may be ready for delivery.
@@ -220,26 +296,34 @@ func (t *txn) queueFlush(b *pgx.Batch) {
 		return
 	}
 	clear(t.dirty)
-	// One statement for all of them; the transaction holds their rows'
-	// locks already, so the order the update visits them in does not matter.
+	// One statement for all of them, in name order: the differences from
+	// what the transaction read, so that the writes of transactions that
+	// changed one queue at once add up. stopped changes only under the
+	// row's lock.
 	n := len(names)
-	stopped, last := make([]bool, n), make([]int64, n)
+	stopped, last := make([]pgtype.Bool, n), make([]int64, n)
 	var counts [8][]int64
 	for i := range counts {
 		counts[i] = make([]int64, n)
 	}
 	passed, stuck := make([]int64, n), make([]int64, n)
 	for i, name := range names {
-		q := t.queues[name]
-		stopped[i], last[i], passed[i], stuck[i] = q.Stopped, int64(q.LastSeq), q.PassedOver, q.Stuck
+		q, was := t.queues[name], t.base[name]
+		if q.Stopped != was.Stopped {
+			stopped[i] = pgtype.Bool{Bool: q.Stopped, Valid: true}
+		}
+		last[i], passed[i], stuck[i] = int64(q.LastSeq), q.PassedOver-was.PassedOver, q.Stuck-was.Stuck
 		for j, s := range []domain.Status{domain.StatusPEND, domain.StatusTBDL, domain.StatusDLNG, domain.StatusWAIT,
 			domain.StatusHOLD, domain.StatusNDLV, domain.StatusDLVD, domain.StatusFAIL} {
-			counts[j][i] = q.Counts[s]
+			counts[j][i] = q.Counts[s] - was.Counts[s]
 		}
+		t.base[name] = cloneQueue(q)
 	}
-	b.Queue(`UPDATE queues q SET stopped = u.stopped, last_seq = u.last_seq, n_pend = u.n_pend, n_tbdl = u.n_tbdl,
-			n_dlng = u.n_dlng, n_wait = u.n_wait, n_hold = u.n_hold, n_ndlv = u.n_ndlv, n_dlvd = u.n_dlvd, n_fail = u.n_fail,
-			passed_over = u.passed_over, n_stuck = u.n_stuck
+	b.Queue(`UPDATE queues q SET stopped = coalesce(u.stopped, q.stopped), last_seq = greatest(q.last_seq, u.last_seq),
+			n_pend = q.n_pend + u.n_pend, n_tbdl = q.n_tbdl + u.n_tbdl, n_dlng = q.n_dlng + u.n_dlng,
+			n_wait = q.n_wait + u.n_wait, n_hold = q.n_hold + u.n_hold, n_ndlv = q.n_ndlv + u.n_ndlv,
+			n_dlvd = q.n_dlvd + u.n_dlvd, n_fail = q.n_fail + u.n_fail,
+			passed_over = q.passed_over + u.passed_over, n_stuck = q.n_stuck + u.n_stuck
 		FROM unnest($1::text[], $2::bool[], $3::int8[], $4::int8[], $5::int8[], $6::int8[], $7::int8[], $8::int8[],
 			$9::int8[], $10::int8[], $11::int8[], $12::int8[], $13::int8[])
 			AS u(name, stopped, last_seq, n_pend, n_tbdl, n_dlng, n_wait, n_hold, n_ndlv, n_dlvd, n_fail, passed_over, n_stuck)

@@ -51,7 +51,7 @@ func testConcurrency(t *testing.T, open Opener) {
 			q := b.queue(t, queue)
 			count := q.Counts[domain.StatusTBDL] + q.Counts[domain.StatusDLNG]
 			total += count
-			require.Equal(t, uint64(count), q.LastSeq, "queue %s", queue)
+			require.GreaterOrEqual(t, q.LastSeq, uint64(count), "queue %s", queue)
 			var seqs []uint64
 			b.view(t, func(r store.Reader) error {
 				return r.QueueMessages(queue, store.QueueMessagesParams{}, func(m *domain.Message) error {
@@ -60,9 +60,12 @@ func testConcurrency(t *testing.T, open Opener) {
 				})
 			})
 			for i, seq := range seqs {
-				require.Equal(t, uint64(i+1), seq, "queue %s: seqs are 1..n without gaps or repeats", queue)
+				if i > 0 {
+					require.Less(t, seqs[i-1], seq, "queue %s: seqs increase, without repeats", queue)
+				}
 			}
 			require.Len(t, seqs, int(count))
+			require.Equal(t, seqs[len(seqs)-1], q.LastSeq, "queue %s: the last seq given out", queue)
 		}
 		require.Equal(t, int64(workers*perWorker), total)
 		require.Len(t, b.ids(t, store.MessageFilter{Statuses: []domain.Status{domain.StatusDLNG}}), workers*perWorker/2)

@@ -40,19 +40,34 @@ func testInsert(t *testing.T, open Opener) {
 	t.Run("AssignsIncreasingSeqPerQueue", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, open)
+		// EO queues: increasing; their numbers may come from one sequence
+		// that several queues share (§14), so they may have gaps.
 		a1, a2, a3 := NewMessage(), NewMessage(), NewMessage()
 		q2 := domain.EOInboundQueue(domain.RoleCentral, 1)
 		c1, c2 := InQueue(NewMessage(), q2), InQueue(NewMessage(), q2)
 		b.insert(t, a1, c1)
 		b.insert(t, a2, c2, a3)
-
-		for want, m := range map[uint64]*domain.Message{1: a1, 2: a2, 3: a3} {
-			require.Equal(t, want, b.message(t, m.ID).Seq, "seq of message %d of queue 1", want)
+		seqs := func(msgs ...*domain.Message) []uint64 {
+			var out []uint64
+			for _, m := range msgs {
+				out = append(out, b.message(t, m.ID).Seq)
+			}
+			return out
 		}
-		require.Equal(t, uint64(1), b.message(t, c1.ID).Seq)
-		require.Equal(t, uint64(2), b.message(t, c2.ID).Seq)
-		require.Equal(t, uint64(3), b.queue(t, a1.Queue).LastSeq)
-		require.Equal(t, uint64(2), b.queue(t, q2).LastSeq)
+		as, cs := seqs(a1, a2, a3), seqs(c1, c2)
+		require.True(t, as[0] > 0 && as[0] < as[1] && as[1] < as[2], "queue 1 in the order sent: %v", as)
+		require.True(t, cs[0] > 0 && cs[0] < cs[1], "queue 2 in the order sent: %v", cs)
+		require.Equal(t, as[2], b.queue(t, a1.Queue).LastSeq)
+		require.Equal(t, cs[1], b.queue(t, q2).LastSeq)
+
+		// EOIO queues: 1, 2, 3 — their order is the queue's.
+		e1, e2, e3 := NewEOIOMessage("ORDERS"), NewEOIOMessage("ORDERS"), NewEOIOMessage("ORDERS")
+		other := NewEOIOMessage("INVOICES")
+		b.insert(t, e1, other)
+		b.insert(t, e2, e3)
+		require.Equal(t, []uint64{1, 2, 3}, seqs(e1, e2, e3))
+		require.Equal(t, []uint64{1}, seqs(other))
+		require.Equal(t, uint64(3), b.queue(t, e1.Queue).LastSeq)
 	})
 
 	t.Run("PendGetsSeqWhenItLeavesPend", func(t *testing.T) {
