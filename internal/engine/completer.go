@@ -11,12 +11,18 @@ import (
 // maxRecordBatch bounds the outcomes of one transaction.
 const maxRecordBatch = 256
 
+// recordWindow is how long an outcome may wait for others to share its
+// commit while deliveries are in flight: a commit costs about the same for
+// one outcome as for many.
+const recordWindow = time.Millisecond
+
 // completer records the outcomes of deliveries in batches, on a connection
 // of its own, while the loop goes on claiming (§14; River's BatchCompleter).
-// It records whatever arrived while its last transaction was under way, so
-// that under load many outcomes share a commit and an idle node's outcome
-// waits for nothing. An outcome of an EOIO message claims its queue's next
-// head in the same transaction. After a failure it keeps its outcomes and
+// A batch is recorded once it is as large as the node's workers, once its
+// first outcome waited recordWindow, or at once when no delivery is in
+// flight that could join it: under load many outcomes share a commit, and
+// an idle node's outcome waits for nothing. An outcome of an EOIO message
+// claims in the same transaction. After a failure it keeps its outcomes and
 // tries again with a growing pause: a database outage loses none of them.
 type completer struct {
 	e    *Engine
@@ -39,6 +45,9 @@ type pending struct {
 	// records it claims too — its queue's next head, or another queue's
 	// in turn — and the worker that delivered it is kept for that claim.
 	next bool
+	// alone says no delivery was in flight when it was sent: nothing is
+	// coming to share its commit.
+	alone bool
 }
 
 // recorded is what one transaction of the completer did, for the loop.
@@ -46,6 +55,10 @@ type recorded struct {
 	// settled lists the outcomes that left the ledger: recorded, or
 	// refused because the message is no longer this node's to settle.
 	settled []string
+	// freedRoom says an outcome may have let a queue start more than the
+	// transaction's own claim took: one of an EO message, or one that
+	// claimed nothing.
+	freedRoom bool
 	// freed counts the worker slots the outcomes with next kept.
 	freed int
 	// claim holds the heads claimed with the outcomes.
@@ -75,16 +88,22 @@ func (c *completer) run(ctx context.Context) {
 	var batch []pending
 	var drained []chan struct{}
 	failures := 0
-	var retryAt time.Time
+	var retryAt, first time.Time
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
+		n := len(batch)
 		batch = c.gather(batch)
-		if len(batch) > 0 && !time.Now().Before(retryAt) {
+		if n == 0 && len(batch) > 0 {
+			first = time.Now()
+		}
+		due := c.due(batch, first, len(drained) > 0)
+		if len(batch) > 0 && !due.After(time.Now()) && !time.Now().Before(retryAt) {
 			left, err := c.record(ctx, batch)
 			batch = left
 			if err == nil {
 				failures = 0
+				first = time.Now()
 				continue
 			}
 			if ctx.Err() != nil {
@@ -101,7 +120,10 @@ func (c *completer) run(ctx context.Context) {
 		}
 		wait := time.Hour
 		if len(batch) > 0 {
-			wait = time.Until(retryAt)
+			wait = time.Until(due)
+			if retryAt.After(due) {
+				wait = time.Until(retryAt)
+			}
 		}
 		resetTimer(timer, wait)
 		select {
@@ -116,6 +138,20 @@ func (c *completer) run(ctx context.Context) {
 		case <-timer.C:
 		}
 	}
+}
+
+// due is when batch, whose first outcome arrived at first, is to be
+// recorded: at once when it is full, when its last outcome came with no
+// delivery in flight, or when a drain waits for it; else recordWindow after
+// its first outcome.
+func (c *completer) due(batch []pending, first time.Time, draining bool) time.Time {
+	if len(batch) == 0 {
+		return time.Time{}
+	}
+	if len(batch) >= c.e.cfg.Workers || batch[len(batch)-1].alone || draining {
+		return first
+	}
+	return first.Add(recordWindow)
 }
 
 // gather takes the outcomes that arrived, without waiting.
@@ -180,6 +216,7 @@ func (c *completer) record(ctx context.Context, batch []pending) ([]pending, err
 	for i, o := range outcomes {
 		held := c.held.remove(o.ID)
 		out.settled = append(out.settled, o.ID)
+		out.freedRoom = out.freedRoom || !now[i].next
 		after := res.Applied[i]
 		if after == nil {
 			err := res.Conflicts[o.ID]

@@ -172,10 +172,21 @@ func (l *loop) storeFailing() bool {
 	return l.failures > 0 && time.Since(l.failedAt) < backoff(l.failures)
 }
 
+// claimCooldown is how long after a claim the loop waits before the next
+// one while fewer than half of its workers are free (River's
+// FetchCooldown): a claim costs about the same for one message as for many.
+const claimCooldown = time.Millisecond
+
+// cooling says the last claim was less than claimCooldown ago and fewer
+// than half of the workers are free: the next claim waits to take more.
+func (l *loop) cooling() bool {
+	return l.inflight > 0 && 2*l.slots() < l.e.cfg.Workers && time.Since(l.polled) < claimCooldown
+}
+
 // mayClaim says whether to claim (or reconcile) now.
 func (l *loop) mayClaim() bool {
 	switch {
-	case l.stopping || !l.ready || l.storeFailing() || l.reconciling || l.isolated != "" || l.slots() <= 0:
+	case l.stopping || !l.ready || l.storeFailing() || l.reconciling || l.isolated != "" || l.slots() <= 0 || l.cooling():
 		return false
 	case l.candidates:
 		// A candidate is delivered alone: first everything this node
@@ -196,7 +207,13 @@ func (l *loop) wait() time.Duration {
 	if l.storeFailing() {
 		return backoff(l.failures) - time.Since(l.failedAt)
 	}
-	if l.ready || l.stopping {
+	if l.stopping {
+		return -1
+	}
+	if l.ready {
+		if l.slots() > 0 && l.cooling() {
+			return claimCooldown - time.Since(l.polled)
+		}
 		return -1
 	}
 	d := l.e.cfg.PollInterval - time.Since(l.polled)
@@ -310,7 +327,7 @@ func (l *loop) recorded(r recorded) error {
 			l.isolated, l.candidates = "", false
 		}
 	}
-	if len(r.settled) > 0 {
+	if r.freedRoom || r.claim != nil && r.claim.More {
 		l.ready = true // the outcomes may have made room, or heads ready
 	}
 	if r.claim != nil {
@@ -368,6 +385,7 @@ func (l *loop) finish(f finished) {
 	if p.next {
 		l.reserved++
 	}
+	p.alone = l.inflight == 0
 	l.rec.in <- p
 }
 
