@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuectl/queuectl/internal/domain"
@@ -43,7 +44,7 @@ const (
 // started on it.
 type cluster struct {
 	*rig
-	db      *pgx.Conn // queries of the test
+	db      *pgxpool.Pool // queries of the test
 	changed chan struct{}
 	nodes   []*node
 	// waiting says what the test waits for, for its failure message.
@@ -68,16 +69,22 @@ type node struct {
 // newCluster makes a rig on a new, migrated schema, with the cluster
 // timing above, and starts listening for changes of the store.
 func newCluster(t *testing.T, o rigOptions) *cluster {
-	url := pgtest.URL(t) // skips the test without PostgreSQL
+	return newClusterOn(t, o, pgtest.URL(t)) // skips the test without PostgreSQL
+}
+
+// newClusterOn makes a rig on the database url, migrated, with the cluster
+// timing above, and starts listening for changes of the store. The test's
+// connections come back after the database restarts.
+func newClusterOn(t *testing.T, o rigOptions, url string) *cluster {
 	o.store, o.heartbeat, o.leaseTTL = url, clusterHeartbeat, clusterLeaseTTL
 	c := &cluster{rig: newRig(t, o), changed: make(chan struct{}, 1)}
 	c.queuectl("", "migrate")
 
 	ctx := context.Background()
 	var err error
-	c.db, err = pgx.Connect(ctx, url)
+	c.db, err = pgxpool.New(ctx, url)
 	require.NoError(t, err)
-	t.Cleanup(func() { c.db.Close(context.Background()) })
+	t.Cleanup(c.db.Close)
 	var schema string
 	require.NoError(t, c.db.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema))
 	channel := schema + "_changed"
@@ -93,30 +100,61 @@ CREATE TRIGGER test_changed AFTER INSERT OR UPDATE OR DELETE ON messages
 	FOR EACH STATEMENT EXECUTE FUNCTION test_notify_changed();`, quoteLiteral(channel)))
 	require.NoError(t, err)
 
-	listener, err := pgx.Connect(ctx, url)
-	require.NoError(t, err)
-	_, err = listener.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize())
-	require.NoError(t, err)
 	lctx, cancel := context.WithCancel(ctx)
 	stopped := make(chan struct{})
+	listening := make(chan error, 1)
 	go func() {
 		defer close(stopped)
-		for {
-			if _, err := listener.WaitForNotification(lctx); err != nil {
-				return // the test is over, or the database is gone: waits time out
+		first := true
+		for lctx.Err() == nil {
+			err := c.listen(lctx, url, channel, func() {
+				if first {
+					first = false
+					listening <- nil
+				}
+			})
+			if first {
+				listening <- err
+				return
 			}
+			// The database went away: listen again once it is back,
+			// and look again at what the test waits for.
 			select {
-			case c.changed <- struct{}{}:
-			default:
+			case <-lctx.Done():
+			case <-time.After(100 * time.Millisecond):
 			}
 		}
 	}()
+	require.NoError(t, <-listening)
 	t.Cleanup(func() {
 		cancel()
 		<-stopped
-		listener.Close(context.Background())
 	})
 	return c
+}
+
+// listen passes the notifications of channel on as changes until the
+// connection fails or ctx ends; ready is called once it listens. Each
+// (re)connection counts as a change: what happened meanwhile is unknown.
+func (c *cluster) listen(ctx context.Context, url, channel string, ready func()) error {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
+		return err
+	}
+	ready()
+	for {
+		select {
+		case c.changed <- struct{}{}:
+		default:
+		}
+		if _, err := conn.WaitForNotification(ctx); err != nil {
+			return err
+		}
+	}
 }
 
 func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

@@ -596,8 +596,8 @@ func (t *txn) divert(m *domain.Message, h domain.HistoryEntry) (*domain.Message,
 	return t.Message(m.ID)
 }
 
-// lockQueues locks the rows of queues this transaction has not locked
-// yet, in name order, in one statement, and keeps their records.
+// lockQueues reads the queues this transaction has not read yet, locking
+// those that lockQueue locks, in one round trip, and keeps their records.
 func (t *txn) lockQueues(names []string) error {
 	var todo []string
 	for _, name := range names {
@@ -608,16 +608,10 @@ func (t *txn) lockQueues(names []string) error {
 	if len(todo) == 0 {
 		return nil
 	}
-	rows, err := t.tx.Query(t.ctx, queueSelect+` WHERE q.name = ANY($1) ORDER BY q.name FOR NO KEY UPDATE OF q`, todo)
-	if err != nil {
+	b := &pgx.Batch{}
+	t.queueQueues(b, `q.name = ANY($1)`, []any{todo}, nil)
+	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
 		return fmt.Errorf("lock queues: %w", err)
-	}
-	recs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*store.QueueRecord, error) { return scanQueue(row) })
-	if err != nil {
-		return fmt.Errorf("lock queues: %w", err)
-	}
-	for _, q := range recs {
-		t.keep(q, true)
 	}
 	return nil
 }

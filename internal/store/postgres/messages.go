@@ -46,19 +46,11 @@ func (t *txn) message(id string) (*storedMessage, error) {
 		}
 		return m, nil
 	}
-	// The lock comes first: the read is a statement of its own, so it
-	// sees what the queue's previous holder committed.
+	// The lock of an EOIO queue comes first: the read is a statement of
+	// its own, so it sees what the queue's previous holder committed.
 	b := &pgx.Batch{}
 	var q *store.QueueRecord
-	b.Queue(queueSelect+` WHERE q.name = (SELECT queue FROM messages WHERE id = $1) FOR NO KEY UPDATE OF q`, uid).
-		QueryRow(func(row pgx.Row) error {
-			var err error
-			q, err = scanQueue(row)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return nil
-			}
-			return err
-		})
+	t.queueQueues(b, `q.name = (SELECT queue FROM messages WHERE id = $1)`, []any{uid}, func(r *store.QueueRecord) { q = r })
 	var m *storedMessage
 	b.Queue(read, uid).QueryRow(func(row pgx.Row) error {
 		var err error
@@ -84,7 +76,6 @@ func (t *txn) message(id string) (*storedMessage, error) {
 	case q == nil:
 		return nil, fmt.Errorf("message %s: its queue %s has no record", id, m.Queue)
 	}
-	t.keep(q, true)
 	return m, nil
 }
 
@@ -194,17 +185,12 @@ func checkNew(m *domain.Message) (pgtype.UUID, error) {
 	return uid, nil
 }
 
-// queueFor reads the queue of a new message — locked for an EOIO queue,
-// whose order a message joins; an EO queue's row is not locked (nextSeq) —
-// creating it on its first message: qos and stage come from the message,
-// and an outbound queue delivers to the message's receiver. created
-// reports a new queue.
+// queueFor reads the queue of a new message (lockQueue: an EOIO queue, whose
+// order the message joins, is locked), creating it on its first message:
+// qos and stage come from the message, and an outbound queue delivers to
+// the message's receiver. created reports a new queue.
 func (t *txn) queueFor(m *domain.Message) (q *store.QueueRecord, created bool, err error) {
-	read := t.lockQueue
-	if m.QoS == domain.EO {
-		read = t.readQueue
-	}
-	q, err = read(m.Queue)
+	q, err = t.lockQueue(m.Queue)
 	if !errors.Is(err, domain.ErrNotFound) {
 		return q, false, err
 	}
@@ -232,7 +218,7 @@ func (t *txn) queueFor(m *domain.Message) (q *store.QueueRecord, created bool, e
 	if made == 1 {
 		t.wake = true
 	}
-	q, err = read(m.Queue)
+	q, err = t.lockQueue(m.Queue)
 	return q, made == 1, err
 }
 

@@ -90,6 +90,15 @@ func (t *txn) SetStopped(queue string, stopped bool) error {
 	if err != nil {
 		return err
 	}
+	if !t.locked[queue] {
+		// An EO queue's row: stopped is written as it is, not added to,
+		// so it is locked for the rest of the transaction, which touches
+		// no message of it after.
+		if _, err := t.tx.Exec(t.ctx, `SELECT 1 FROM queues WHERE name = $1 FOR NO KEY UPDATE`, queue); err != nil {
+			return fmt.Errorf("queue %s: %w", queue, err)
+		}
+		t.locked[queue] = true
+	}
 	if q.Stopped != stopped {
 		q.Stopped = stopped
 		t.dirty[q.Name] = true

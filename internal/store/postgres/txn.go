@@ -175,58 +175,61 @@ func (t *txn) keep(q *store.QueueRecord, locked bool) *store.QueueRecord {
 	return q
 }
 
-// lockQueue locks a queue's row for the rest of the transaction and returns
-// the transaction's record of it; one that does not exist is not found.
+// lockQueue returns the transaction's record of a queue, having locked the
+// row of an EOIO queue for the rest of the transaction; one that does not
+// exist is not found.
+//
+// The row of an EO queue is locked by no transaction but for the moment of
+// its last statement, the one that adds to its counters (flush): no
+// transaction waits for it while holding the locks of messages, which the
+// engine's transactions take first (§14: no hot row on the EO path). A
+// transaction locks an EOIO queue's row before its messages, an EO queue's
+// after them.
 func (t *txn) lockQueue(name string) (*store.QueueRecord, error) {
 	if q, ok := t.queues[name]; ok {
-		if t.locked[name] {
-			return q, nil
-		}
-		// Read without its lock (an EO queue the engine changed): the
-		// record stays the transaction's, the row is locked now.
-		if _, err := t.tx.Exec(t.ctx, `SELECT 1 FROM queues WHERE name = $1 FOR NO KEY UPDATE`, name); err != nil {
-			return nil, fmt.Errorf("queue %s: %w", name, err)
-		}
-		t.locked[name] = true
 		return q, nil
 	}
-	// The clock comes along: the changes that follow need it.
-	var clock time.Time
-	q, err := scanQueue(t.tx.QueryRow(t.ctx, `SELECT `+queueColumns+`, now()`+queueFrom+
-		` WHERE q.name = $1 FOR NO KEY UPDATE OF q`, name), &clock)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, domain.NotFoundf("queue %s does not exist", name)
-	}
-	if err != nil {
+	b := &pgx.Batch{}
+	var found *store.QueueRecord
+	t.queueQueues(b, `q.name = $1`, []any{name}, func(q *store.QueueRecord) { found = q })
+	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
 		return nil, fmt.Errorf("queue %s: %w", name, err)
 	}
-	q = t.keep(q, true)
-	if t.clock.IsZero() {
-		t.clock = clock.UTC()
+	if found == nil {
+		return nil, domain.NotFoundf("queue %s does not exist", name)
 	}
-	return q, nil
+	return found, nil
 }
 
-// readQueue returns the transaction's record of a queue without locking its
-// row (the engine's changes of an EO queue); one that does not exist is not
-// found.
-func (t *txn) readQueue(name string) (*store.QueueRecord, error) {
-	if q, ok := t.queues[name]; ok {
-		return q, nil
+// queueQueues queues on b the read of the queues where cond holds (a
+// condition on q, with args) — EOIO queues locked (FOR NO KEY UPDATE) in
+// name order, EO queues read (lockQueue) — with the database's clock, and
+// keeps their records; got, if set, hears each as the transaction keeps it.
+func (t *txn) queueQueues(b *pgx.Batch, cond string, args []any, got func(*store.QueueRecord)) {
+	for _, lock := range []bool{true, false} {
+		sql := `SELECT ` + queueColumns + `, now()` + queueFrom + ` WHERE ` + cond + ` AND q.qos = 'EO'`
+		if lock {
+			sql = `SELECT ` + queueColumns + `, now()` + queueFrom + ` WHERE ` + cond +
+				` AND q.qos = 'EOIO' ORDER BY q.name FOR NO KEY UPDATE OF q`
+		}
+		b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				var clock time.Time
+				q, err := scanQueue(rows, &clock)
+				if err != nil {
+					return err
+				}
+				if t.clock.IsZero() {
+					t.clock = clock.UTC()
+				}
+				q = t.keep(q, lock)
+				if got != nil {
+					got(q)
+				}
+			}
+			return rows.Err()
+		})
 	}
-	var clock time.Time
-	q, err := scanQueue(t.tx.QueryRow(t.ctx, `SELECT `+queueColumns+`, now()`+queueFrom+` WHERE q.name = $1`, name), &clock)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, domain.NotFoundf("queue %s does not exist", name)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("queue %s: %w", name, err)
-	}
-	q = t.keep(q, false)
-	if t.clock.IsZero() {
-		t.clock = clock.UTC()
-	}
-	return q, nil
 }
 
 // nextSeq gives a message that joins q (the transaction's record) its

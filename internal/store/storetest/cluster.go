@@ -346,7 +346,14 @@ func testClusterOutage(t *testing.T, open ClusterOpener) {
 	t.Run("RecoveryAfterAnOutageTheRecovererSufferedCountsNoCrash", func(t *testing.T) {
 		t.Parallel()
 		c := setupCluster(t, open)
-		na, nb := c.join(t, c.a, "A"), c.join(t, c.b, "B")
+		// Nodes that heartbeat every second: an outage catches their last
+		// heartbeats within a second or two of each other.
+		join := func(eng store.EngineStore, id string) store.Node {
+			j, err := eng.Join(c.ctx, store.JoinParams{ID: id, TTL: liveTTL, Heartbeat: time.Second})
+			require.NoError(t, err)
+			return j.Node
+		}
+		na, nb := join(c.a, "A"), join(c.b, "B")
 		m := c.spread(t, 1)[0]
 		res := c.claim(t, c.a, na, store.CandidatesAsAny)
 		if len(res.Claimed) == 0 {
