@@ -34,6 +34,8 @@ type Config struct {
 
 	// File is the config file that was read, if any.
 	File string `mapstructure:"-" yaml:"-"`
+	// DBExplicit says that DB was given by --db or QUEUECTL_DB.
+	DBExplicit bool `mapstructure:"-" yaml:"-"`
 	// unknown are the keys that name no setting (Validate reports them).
 	unknown []error
 }

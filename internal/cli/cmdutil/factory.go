@@ -33,6 +33,9 @@ type Factory struct {
 	// CreateStore lets Admin create the embedded store when it does not
 	// exist (the command is marked with CreatesStore).
 	CreateStore bool
+	// Acting says that the command changes something (it is Audited): it
+	// names a target that a context chose before it acts (§8).
+	Acting bool
 
 	configOnce sync.Once
 	config     *config.Config
@@ -100,6 +103,9 @@ func (f *Factory) openAdmin() (admin.Service, error) {
 	c, err := f.Config()
 	if err != nil {
 		return nil, err
+	}
+	if name, target := ContextTarget(c); name != "" && f.Acting {
+		fmt.Fprintf(f.IO.ErrOut, "queuectl: using context %s (%s)\n", name, target)
 	}
 	if server, token, err := remoteTarget(c); err != nil || server != "" {
 		if err != nil {
