@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -132,8 +133,12 @@ func (s *Service) do(ctx context.Context, fn func(admin.Service) error) error {
 // connection is not kept between requests: the next may find another holder.
 func (s *Service) socket() (*remote.Client, error) {
 	sock := s.sock
+	abs, err := filepath.Abs(sock)
+	if err != nil {
+		return nil, err
+	}
 	return remote.New(remote.Options{
-		Server: "unix://" + sock,
+		Server: "unix://" + abs,
 		Actor:  s.opts.Local.Actor,
 		Transport: &http.Transport{
 			DisableKeepAlives: true,

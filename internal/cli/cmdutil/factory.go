@@ -111,7 +111,12 @@ func (f *Factory) openAdmin() (admin.Service, error) {
 		if err != nil {
 			return nil, err
 		}
-		return remote.New(remote.Options{Server: server, Token: token})
+		// Not returned directly: a nil *Client in the interface would not be nil.
+		client, err := remote.New(remote.Options{Server: server, Token: token})
+		if err != nil {
+			return nil, err
+		}
+		return client, nil
 	}
 	loc, err := ResolveStore(c)
 	if err != nil {
