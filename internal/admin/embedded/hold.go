@@ -78,9 +78,16 @@ func openHolding(path string, create bool, opts local.Options) (*holding, error)
 // unavailable (exit 6) with what to do, and so is a store that is not there
 // unless create allows to make it.
 func open(path string, create bool) (*bolt.Store, error) {
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && !create {
+	info, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && !create:
 		return nil, domain.WithHint(domain.ErrUnavailable, fmt.Sprintf("there is no store at %s", path),
 			"check --db (or QUEUECTL_DB); 'queuectl send' creates a store with its first message, 'queuectl demo' one to explore")
+	case err == nil && info.Mode().IsRegular() && info.Size() == 0 && !create:
+		// bbolt would make it a store: a command that only reads or
+		// changes messages leaves a file it did not expect as it is.
+		return nil, domain.WithHint(domain.ErrUnavailable, fmt.Sprintf("%s is empty: it is not a queuectl store yet", path),
+			"check --db (or QUEUECTL_DB); 'queuectl send' makes an empty file a store with its first message")
 	}
 	// bbolt tries the lock once and gives up when the timeout is shorter
 	// than its retry interval.
