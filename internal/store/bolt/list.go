@@ -2,7 +2,6 @@ package bolt
 
 import (
 	"bytes"
-	"fmt"
 	"slices"
 
 	"github.com/google/uuid"
@@ -108,7 +107,7 @@ func (t *txn) messagesByStatus(statuses []domain.Status, after []byte, fn func(*
 		id := first.id
 		m, err := t.stored(uuid.UUID(id))
 		if err != nil {
-			return fmt.Errorf("status index names a missing message: %w", err)
+			return corrupt("status index names a missing message: %v", err)
 		}
 		if err := fn(m.Message); err != nil {
 			return err
