@@ -142,9 +142,11 @@ type TuneBody struct {
 // so that a value refused is refused, and audited, by the service alone.
 type TuneValue string
 
-// MarshalJSON writes a whole number as a number, anything else as a string.
+// MarshalJSON writes a whole number as a number, anything else — "+3",
+// "03", which are no JSON numbers, and " 2" — as a string, for the service
+// to refuse as the operator wrote it.
 func (v TuneValue) MarshalJSON() ([]byte, error) {
-	if _, err := strconv.Atoi(string(v)); err == nil {
+	if _, ok := domain.ParseWholeNumber(string(v)); ok {
 		return []byte(v), nil
 	}
 	return json.Marshal(string(v))
