@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -43,6 +44,18 @@ func CreatesStore(cmd *cobra.Command) {
 
 // MayCreateStore reports whether CreatesStore marked cmd.
 func MayCreateStore(cmd *cobra.Command) bool { return cmd.Annotations[createsAnnotation] != "" }
+
+// ErrNoTargets marks the usage error of an action given nothing to act on
+// (`message resend` without ids): the command was never an action on
+// anything, so it is not audited as one.
+var ErrNoTargets = errors.New("nothing to act on")
+
+// noTargets is a usage error that is also ErrNoTargets.
+type noTargets struct{ error }
+
+func (e noTargets) Unwrap() error { return e.error }
+
+func (e noTargets) Is(target error) bool { return target == ErrNoTargets }
 
 // RecordRefusal writes the audit entry of a request the command refused
 // itself, before the service saw it, so that a refusal is audited the same
