@@ -207,8 +207,13 @@ func (c *Client) decodeError(resp *http.Response) error {
 		return fmt.Errorf("server %s: %s", c.where, body.Error.Message)
 	}
 	hint := body.Error.Hint
-	if body.Error.Code == "unauthorized" && hint == "" {
+	switch {
+	case hint != "" || body.Error.Code != "unauthorized":
+	case c.token == "":
 		hint = "give a token with --token, --token-file or a context"
+	default:
+		hint = "the server knows no such token: check --token, --token-file or the context's token_file; " +
+			"'queuectl token create' makes a token and the config line that grants it"
 	}
 	if i := body.Error.Index; i != nil && *i >= 0 {
 		// A refused message of a send: rebuild the error the service
