@@ -253,10 +253,14 @@ func (s *Server) record(r *http.Request, c *caller, result, detail string) {
 	}
 	e.Bound()
 	entries := []*domain.AuditEntry{e}
-	if c != nil {
-		e.Actor = c.name
-	} else {
+	switch {
+	case c == nil:
 		entries = s.refusals.note(e)
+	case result == domain.AuditDenied:
+		e.Actor = c.name
+		entries = s.refusals.noteToken(e)
+	default:
+		e.Actor = c.name
 	}
 	s.write(context.WithoutCancel(r.Context()), entries)
 }
