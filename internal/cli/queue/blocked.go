@@ -121,7 +121,7 @@ func blockedColumns(now func() time.Time) []output.Column[*domain.Queue] {
 		{Header: "CRASHES", Max: 3, Value: head(func(h *domain.QueueHead) string { return strconv.Itoa(h.Crashes) })},
 		{Header: "BEHIND", Max: 8, Value: func(q *domain.Queue) string { return behind(q) }},
 		{Header: "CLASS", Max: 9, Wide: true, Value: head(func(h *domain.QueueHead) string { return output.Dash(string(h.ErrorClass)) })},
-		{Header: "ERROR", Max: 60, Value: head(func(h *domain.QueueHead) string { return output.Dash(output.Truncate(h.Error, 60)) })},
+		{Header: "ERROR", Max: 60, Clip: 60, Value: head(func(h *domain.QueueHead) string { return output.Dash(h.Error) })},
 	}
 }
 
