@@ -124,11 +124,13 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	l := newIDList(opts.IO.Out, format)
-	if err := l.Add(msgs[0]); err != nil {
+	// One message is one object, as message show prints it; a table is
+	// its id, so that id=$(queuectl send ...) works.
+	m := msgs[0]
+	return output.Value(opts.IO.Out, format, m, func(w io.Writer, _ bool) error {
+		_, err := fmt.Fprintln(w, m.ID)
 		return err
-	}
-	return l.Close()
+	}, func() []string { return []string{m.ID} })
 }
 
 func (opts *Options) checkJSONLFlags() error {
