@@ -165,7 +165,7 @@ New here? Run 'queuectl demo', then 'queuectl queue blocked'.`,
 		tuicmd.NewCmd(f, nil),
 		newVersionCmd(f),
 		newCompletionCmd(),
-		gendocs.NewCmd(root),
+		gendocs.NewCmd(root, ExitStatuses()),
 	)
 	f.RegisterCompletions(root)
 	return root

@@ -53,8 +53,8 @@ binary; it is stored byte for byte. With --prepare the message is stored as PEND
 for a transactional send and becomes visible to delivery only on 'tx commit'.
 
 With --jsonl, stdin holds one message per line:
-  {"qos":"EO","sender":"ERP","receiver":"WMS","interface":"OrderCreate",
-   "headers":{"k":"v"},"payload":"text"}
+  {"qos": "EO", "sender": "ERP", "receiver": "WMS", "interface": "OrderCreate",
+   "headers": {"k": "v"}, "payload": "text"}
 ("receivers" takes a list, "payload_b64" a base64 payload, "app_queue" the
 EOIO application queue, "prepare" true for PEND). Every line is checked before
 anything is stored; a bad line is named and nothing is stored. The ids are
