@@ -296,6 +296,13 @@ func (m *Model) confirm() tea.Cmd {
 			return nil
 		}
 	}
+	if p.reason {
+		// Checked here, so that the dialog stays open to correct it.
+		if err := domain.ValidateReason(p.dialog.Input.Value()); err != nil {
+			m.status = components.StatusLine{Text: "reason: " + err.Error(), Error: true}
+			return nil
+		}
+	}
 	p.dialog.Busy = true
 	svc, timeout := m.opts.Service, m.opts.Timeout
 	return func() tea.Msg {
