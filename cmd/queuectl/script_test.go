@@ -64,6 +64,7 @@ func ScriptParams(t *testing.T) testscript.Params {
 			"pgexec":     cmdPGExec,
 			"checkback":  cmdCheckBack,
 			"damage":     cmdDamage,
+			"filemode":   cmdFileMode,
 		},
 	}
 }

@@ -4,8 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -30,14 +34,18 @@ type CreateOptions struct {
 
 	Name string
 	Role string
+	// File, when set, is where the token is written instead of stdout.
+	File string
 }
 
 // Created is a new token with the config line that grants it; -o json
 // prints it as is.
 type Created struct {
-	Name       string `json:"name" yaml:"name"`
-	Role       string `json:"role" yaml:"role"`
-	Token      string `json:"token" yaml:"token"`
+	Name string `json:"name" yaml:"name"`
+	Role string `json:"role" yaml:"role"`
+	// Token is left out when it went to File.
+	Token      string `json:"token,omitempty" yaml:"token,omitempty"`
+	File       string `json:"file,omitempty" yaml:"file,omitempty"`
 	SHA256     string `json:"sha256" yaml:"sha256"`
 	ConfigLine string `json:"config_line" yaml:"config_line"`
 }
@@ -55,9 +63,11 @@ the line that grants it, for server.tokens in the server's config file:
 
 The server keeps only the token's SHA-256, so the token itself is shown only
 now: keep it in a file that only its user can read, and pass it with
---token-file or a context's token_file. serve reads server.tokens when it
-starts; restart it after adding the line. -o json prints
-{name, role, token, sha256, config_line} to stdout instead.
+--token-file or a context's token_file. --file PATH writes it there, a new
+file of mode 0600, creating the directories it lacks (mode 0700), and
+refuses a file that exists. serve reads server.tokens when it starts; restart
+it after adding the line. -o json prints {name, role, token, sha256,
+config_line} to stdout instead (file in place of token with --file).
 
 NAME is what history and audit entries record as the actor: 1-60 characters
 of A-Z a-z 0-9 _ - . ROLE is one of:
@@ -66,7 +76,7 @@ of A-Z a-z 0-9 _ - . ROLE is one of:
   operator  monitor + payloads, resend, fail, release, stop, start, tx commit/rollback
   admin     operator + tune, purge, eoio switch
   producer  send, tx commit/rollback`,
-		Example: `  (umask 077; queuectl token create ops --role operator > ~/.config/queuectl/prod.token)
+		Example: `  queuectl token create ops --role operator --file ~/.config/queuectl/prod.token
   queuectl token create grafana --role monitor -o json`,
 		Args: cmdutil.ExactArgs(1, "NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -78,6 +88,7 @@ of A-Z a-z 0-9 _ - . ROLE is one of:
 		},
 	}
 	cmd.Flags().StringVar(&opts.Role, "role", "", "what the token may do: "+strings.Join(config.TokenRoles, ", "))
+	cmd.Flags().StringVar(&opts.File, "file", "", "write the token to this new file (mode 0600, directories 0700) instead of stdout")
 	_ = cmd.RegisterFlagCompletionFunc("role", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return config.TokenRoles, cobra.ShellCompDirectiveNoFileComp
 	})
@@ -116,6 +127,13 @@ func RunCreate(_ context.Context, opts *CreateOptions) error {
 		Name: opts.Name, Role: opts.Role, Token: tok, SHA256: sum,
 		ConfigLine: fmt.Sprintf("- {name: %s, role: %s, sha256: %q}", opts.Name, opts.Role, sum),
 	}
+	if opts.File != "" {
+		path := cmdutil.ExpandHome(opts.File)
+		if err := writeTokenFile(path, tok); err != nil {
+			return err
+		}
+		created.Token, created.File = "", path
+	}
 	for _, t := range c.Server.Tokens {
 		if t.Name == opts.Name && !c.Quiet {
 			fmt.Fprintf(opts.IO.ErrOut, "queuectl: server.tokens in %s already has a token named %s: replace its line with the new one\n",
@@ -126,10 +144,53 @@ func RunCreate(_ context.Context, opts *CreateOptions) error {
 		// The token is the data; the line that grants it goes to stderr, so
 		// that stdout can be redirected into a token file as it is.
 		if !c.Quiet {
+			if created.File != "" {
+				fmt.Fprintf(opts.IO.ErrOut, "queuectl: wrote the token to %s\n", created.File)
+			}
 			fmt.Fprintln(opts.IO.ErrOut, "queuectl: add this line under server.tokens in the server's config file and restart serve; the token is shown only now:")
 		}
 		fmt.Fprintln(opts.IO.ErrOut, created.ConfigLine)
+		if created.File != "" {
+			return nil
+		}
 		_, err := fmt.Fprintln(w, created.Token)
 		return err
 	}, nil)
+}
+
+// writeTokenFile writes tok to a new file only its user can read, creating
+// the directories it lacks for that user alone: a fresh home has no
+// ~/.config/queuectl yet. A file that exists is left alone — it may hold
+// the token a server grants now.
+func writeTokenFile(path, tok string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return domain.Invalidf("--file %s: %v", path, unwrapPath(err))
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return domain.WithHint(domain.ErrInvalid, fmt.Sprintf("--file %s exists; a new token does not overwrite one", path),
+			"move the old file aside, or name another")
+	}
+	if err != nil {
+		return domain.Invalidf("--file %s: %v", path, unwrapPath(err))
+	}
+	if _, err := fmt.Fprintln(f, tok); err != nil {
+		f.Close()
+		_ = os.Remove(path)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		_ = os.Remove(path)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// unwrapPath drops the path an *fs.PathError repeats.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
