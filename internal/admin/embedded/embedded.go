@@ -44,9 +44,23 @@ type Options struct {
 	// Wait bounds the wait for a held store without a socket; zero means
 	// DefaultWait. A deadline of the call's context bounds it instead.
 	Wait time.Duration
+	// Socket serves the socket while this process holds the store. It is
+	// the HTTP API, which sits above this package and is wired in by the
+	// caller; nil serves no socket, and other processes then wait for the
+	// store as for a short command's.
+	Socket SocketServer
 	// waiting, if set, is told each time a call found the store held and
 	// no socket answering, before it waits: tests wait on it.
 	waiting func()
+}
+
+// SocketServer serves the API of a store's service on the store's socket.
+type SocketServer interface {
+	// Listen listens on the unix socket at path, which only its owner may
+	// connect to; closing the listener leaves the file.
+	Listen(path string) (net.Listener, error)
+	// Handler is the API over svc, for everyone the socket admits.
+	Handler(svc *local.Service) http.Handler
 }
 
 // Service is the admin service of embedded mode. It is safe for concurrent

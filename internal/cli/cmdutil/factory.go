@@ -139,7 +139,8 @@ func (f *Factory) openAdmin() (admin.Service, error) {
 		}
 		return local.New(st, opts), nil
 	}
-	return embedded.New(embedded.Options{Path: loc.Path, Local: opts, Create: f.CreateStore}), nil
+	return embedded.New(embedded.Options{Path: loc.Path, Local: opts, Create: f.CreateStore,
+		Socket: SocketAPI{MaxPayload: opts.MaxPayload}}), nil
 }
 
 // localActor names the operator in history and audit entries in embedded mode.
