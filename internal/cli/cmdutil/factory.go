@@ -30,6 +30,9 @@ type Factory struct {
 	// functions); Config reads them, once.
 	GlobalFlags *pflag.FlagSet
 	Now         func() time.Time
+	// Ticker ticks for --watch; time.NewTicker's by default. Tests tick
+	// by hand.
+	Ticker func(d time.Duration) (<-chan time.Time, func())
 	// CreateStore lets Admin create the embedded store when it does not
 	// exist (the command is marked with CreatesStore).
 	CreateStore bool
