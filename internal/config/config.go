@@ -125,6 +125,9 @@ type Token struct {
 	Name   string `mapstructure:"name" yaml:"name"`
 	Role   string `mapstructure:"role" yaml:"role"`
 	SHA256 string `mapstructure:"sha256" yaml:"sha256"`
+	// Created is when `token create` made the token (RFC 3339), for
+	// `token list`; optional.
+	Created string `mapstructure:"created" yaml:"created,omitempty"`
 }
 
 // Cluster configures PostgreSQL cluster coordination (§11).

@@ -342,12 +342,13 @@ func TestBearerSchemeIgnoresCase(t *testing.T) {
 
 func TestServerKeepsOnlyTokenHashes(t *testing.T) {
 	t.Parallel()
-	// The configuration has no field that could hold a token itself.
+	// The configuration has no field that could hold a token itself (the
+	// creation time is a time, checked as one).
 	var fields []string
 	for f := range reflect.TypeFor[config.Token]().Fields() {
 		fields = append(fields, f.Name)
 	}
-	require.Equal(t, []string{"Name", "Role", "SHA256"}, fields)
+	require.Equal(t, []string{"Name", "Role", "SHA256", "Created"}, fields)
 
 	// §8's example: the SHA-256 of "test" in hex.
 	require.Equal(t, "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", HashToken("test"))

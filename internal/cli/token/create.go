@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -31,6 +32,8 @@ type CreateOptions struct {
 	Config func() (*config.Config, error)
 	// Rand is the source of the token; crypto/rand's by default.
 	Rand io.Reader
+	// Now is when the token is made, for its created: time.
+	Now func() time.Time
 
 	Name string
 	Role string
@@ -47,19 +50,20 @@ type Created struct {
 	Token      string `json:"token,omitempty" yaml:"token,omitempty"`
 	File       string `json:"file,omitempty" yaml:"file,omitempty"`
 	SHA256     string `json:"sha256" yaml:"sha256"`
+	Created    string `json:"created" yaml:"created"`
 	ConfigLine string `json:"config_line" yaml:"config_line"`
 }
 
 // NewCreateCmd builds `token create`.
 func NewCreateCmd(f *cmdutil.Factory, runF func(context.Context, *CreateOptions) error) *cobra.Command {
-	opts := &CreateOptions{IO: f.IO, Format: f.Format, Config: f.Config, Rand: rand.Reader}
+	opts := &CreateOptions{IO: f.IO, Format: f.Format, Config: f.Config, Rand: rand.Reader, Now: f.Now}
 	cmd := &cobra.Command{
 		Use:   "create NAME --role ROLE",
 		Short: "Print a new API token and the config line that grants it",
 		Long: `Print a new random API token (256 bits, base64url) to stdout, and to stderr
 the line that grants it, for server.tokens in the server's config file:
 
-  - {name: NAME, role: ROLE, sha256: "..."}
+  - {name: NAME, role: ROLE, sha256: "...", created: "..."}
 
 The server keeps only the token's SHA-256, so the token itself is shown only
 now: keep it in a file that only its user can read, and pass it with
@@ -67,7 +71,8 @@ now: keep it in a file that only its user can read, and pass it with
 file of mode 0600, creating the directories it lacks (mode 0700), and
 refuses a file that exists. serve reads server.tokens when it starts; restart
 it after adding the line. -o json prints {name, role, token, sha256,
-config_line} to stdout instead (file in place of token with --file).
+created, config_line} to stdout instead (file in place of token with
+--file). 'queuectl token list' lists the tokens server.tokens grants.
 
 NAME is what history and audit entries record as the actor: 1-60 characters
 of A-Z a-z 0-9 _ - . ROLE is one of:
@@ -123,9 +128,14 @@ func RunCreate(_ context.Context, opts *CreateOptions) error {
 	}
 	tok := base64.RawURLEncoding.EncodeToString(raw)
 	sum := httpapi.HashToken(tok)
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	at := now().UTC().Truncate(time.Second).Format(time.RFC3339)
 	created := &Created{
-		Name: opts.Name, Role: opts.Role, Token: tok, SHA256: sum,
-		ConfigLine: fmt.Sprintf("- {name: %s, role: %s, sha256: %q}", opts.Name, opts.Role, sum),
+		Name: opts.Name, Role: opts.Role, Token: tok, SHA256: sum, Created: at,
+		ConfigLine: fmt.Sprintf("- {name: %s, role: %s, sha256: %q, created: %q}", opts.Name, opts.Role, sum, at),
 	}
 	if opts.File != "" {
 		path := cmdutil.ExpandHome(opts.File)
