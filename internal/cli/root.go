@@ -113,7 +113,7 @@ New here? Run 'queuectl demo', then 'queuectl queue blocked'.`,
 	// --timeout bounds every command but the long-running ones.
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		f.CreateStore = cmdutil.MayCreateStore(cmd)
-		f.Acting = cmdutil.AuditAction(cmd) != ""
+		f.Acting = cmdutil.MayAct(cmd)
 		// Shell completion parses the global flags itself, after this runs:
 		// reading the configuration now would read it without them.
 		if cmd.Name() == "serve" || cmd.Name() == "demo" || cmd.Name() == cobra.ShellCompRequestCmd {

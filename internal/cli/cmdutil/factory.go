@@ -47,6 +47,24 @@ type Factory struct {
 	adminOnce sync.Once
 	admin     admin.Service
 	adminErr  error
+
+	announceOnce sync.Once
+}
+
+// AnnounceContextTarget names on stderr, once, the target of a command that
+// acts when a context chose it rather than the command line (§8): an
+// operator sees what production command is about to change before it does.
+func (f *Factory) AnnounceContextTarget() {
+	if !f.Acting {
+		return
+	}
+	c, err := f.Config()
+	if err != nil {
+		return
+	}
+	if name, target := ContextTarget(c); name != "" {
+		f.announceOnce.Do(func() { fmt.Fprintf(f.IO.ErrOut, "queuectl: using context %s (%s)\n", name, target) })
+	}
 }
 
 // New returns a Factory over the given streams.
@@ -107,9 +125,7 @@ func (f *Factory) openAdmin() (admin.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	if name, target := ContextTarget(c); name != "" && f.Acting {
-		fmt.Fprintf(f.IO.ErrOut, "queuectl: using context %s (%s)\n", name, target)
-	}
+	f.AnnounceContextTarget()
 	if server, token, err := remoteTarget(c); err != nil || server != "" {
 		if err != nil {
 			return nil, err

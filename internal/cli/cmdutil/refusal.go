@@ -16,7 +16,23 @@ import (
 const (
 	auditAnnotation   = "queuectl.audit"
 	createsAnnotation = "queuectl.creates-store"
+	actsAnnotation    = "queuectl.acts"
 )
+
+// Acts marks cmd as one that changes the store although its refusals are
+// not audited (migrate, bench fill): like an audited command, it names a
+// target that a context chose (Factory.AnnounceContextTarget).
+func Acts(cmd *cobra.Command) {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[actsAnnotation] = "true"
+}
+
+// MayAct reports whether cmd changes something: Audited or Acts marked it.
+func MayAct(cmd *cobra.Command) bool {
+	return cmd.Annotations[auditAnnotation] != "" || cmd.Annotations[actsAnnotation] != ""
+}
 
 // Audited marks cmd as one whose refused requests are audited as action,
 // however they are refused: by the service, or by the command itself for a
