@@ -63,6 +63,8 @@ func ScriptParams(t *testing.T) testscript.Params {
 			"pgstore":    cmdPGStore,
 			"pgexec":     cmdPGExec,
 			"checkback":  cmdCheckBack,
+			"damage":     cmdDamage,
+			"filemode":   cmdFileMode,
 		},
 	}
 }

@@ -87,8 +87,11 @@ type MessageFilter struct {
 	// Stuck, when set, selects the stuck transactions (PEND messages the
 	// check-back gave up on, §9), or the messages that are not.
 	Stuck *bool
-	After string
-	Limit int
+	// NewestFirst lists in descending id order; After is then the last id
+	// of the previous page all the same.
+	NewestFirst bool
+	After       string
+	Limit       int
 }
 
 // NameKind is a kind of name an operator types.

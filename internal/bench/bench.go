@@ -7,6 +7,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -101,6 +102,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if err := refuseInUse(ctx, opts.Store); err != nil {
+		return nil, err
+	}
 	cfg := *opts.Config
 	rc, stopSink, err := benchReceiver(opts.ReceiverType)
 	if err != nil {
@@ -140,6 +144,28 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	res.Workers, res.EOWindow = cfg.Engine.Workers, cfg.Engine.EOWindow
 	return res, nil
+}
+
+// refuseInUse refuses a store that holds messages, before the run changes
+// anything: the engine it runs would deliver, retry or fail them as if they
+// were the run's own, and the run's figures would not be its own either.
+func refuseInUse(ctx context.Context, st store.Store) error {
+	found := false
+	err := st.View(ctx, func(r store.Reader) error {
+		return r.Messages(store.MessageFilter{Limit: 1}, func(*domain.Message) error {
+			found = true
+			return store.ErrStop
+		})
+	})
+	if err != nil && !errors.Is(err, store.ErrStop) {
+		return err
+	}
+	if found {
+		return domain.WithHint(domain.ErrInvalid,
+			"the store holds messages: bench runs the engine, which would deliver them as its own; it runs only on a store without messages",
+			"leave out --store to measure on a fresh temporary store, or give a new file or an empty database")
+	}
+	return nil
 }
 
 // measure sends the messages and waits for the last delivery.

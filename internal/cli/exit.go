@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
+	"github.com/queuectl/queuectl/internal/cli/gendocs"
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/output"
 )
@@ -23,6 +24,21 @@ const (
 	ExitDenied      = 7
 	ExitInterrupted = 130
 )
+
+// ExitStatuses describes the exit codes, for the man pages' EXIT STATUS.
+func ExitStatuses() []gendocs.ExitStatus {
+	return []gendocs.ExitStatus{
+		{Code: ExitOK, Meaning: "success"},
+		{Code: ExitError, Meaning: "an error not of the kinds below"},
+		{Code: ExitUsage, Meaning: "usage error or invalid input: a bad flag, argument, value or message; nothing was changed"},
+		{Code: ExitNotFound, Meaning: "not found: a message, queue or other object named does not exist"},
+		{Code: ExitConflict, Meaning: "conflict: the message's status changed, or is not one the action applies to"},
+		{Code: ExitPartial, Meaning: "partial: a bulk action changed some but not all of its targets"},
+		{Code: ExitUnavailable, Meaning: "unavailable: the server is unreachable, the store is locked, damaged or not there, the database is down"},
+		{Code: ExitDenied, Meaning: "permission denied: the server refused the token"},
+		{Code: ExitInterrupted, Meaning: "interrupted (SIGINT)"},
+	}
+}
 
 // ErrPartial marks a bulk action that changed some but not all of its targets.
 var ErrPartial = cmdutil.ErrPartial

@@ -4,6 +4,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -66,13 +67,14 @@ func Run(ctx context.Context, f *cmdutil.Factory, args []string) int {
 
 // auditRefusal records a usage error (exit 2) of a command whose refusals
 // are audited — a send, an operator or admin action — when the command
-// refused it before the service saw it (§6).
+// refused it before the service saw it (§6); an action given nothing to act
+// on was no action, and is not recorded as one.
 func auditRefusal(ctx context.Context, f *cmdutil.Factory, cmd *cobra.Command, err error) {
 	action := ""
 	if cmd != nil {
 		action = cmdutil.AuditAction(cmd)
 	}
-	if action == "" || ExitCode(err) != ExitUsage {
+	if action == "" || ExitCode(err) != ExitUsage || errors.Is(err, cmdutil.ErrNoTargets) {
 		return
 	}
 	f.RecordRefusal(ctx, admin.Refusal{Action: action, Targets: cmd.Flags().Args(), Reason: err.Error()})
@@ -111,6 +113,7 @@ New here? Run 'queuectl demo', then 'queuectl queue blocked'.`,
 	// --timeout bounds every command but the long-running ones.
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		f.CreateStore = cmdutil.MayCreateStore(cmd)
+		f.Acting = cmdutil.MayAct(cmd)
 		// Shell completion parses the global flags itself, after this runs:
 		// reading the configuration now would read it without them.
 		if cmd.Name() == "serve" || cmd.Name() == "demo" || cmd.Name() == cobra.ShellCompRequestCmd {
@@ -162,7 +165,7 @@ New here? Run 'queuectl demo', then 'queuectl queue blocked'.`,
 		tuicmd.NewCmd(f, nil),
 		newVersionCmd(f),
 		newCompletionCmd(),
-		gendocs.NewCmd(root),
+		gendocs.NewCmd(root, ExitStatuses()),
 	)
 	f.RegisterCompletions(root)
 	return root

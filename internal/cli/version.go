@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -10,16 +11,27 @@ import (
 	"github.com/queuectl/queuectl/internal/buildinfo"
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
 	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/output"
 )
 
 func newVersionCmd(f *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, commit and build date",
-		Args:  cmdutil.NoArgs,
+		Long: `Print the version, the commit it was built from and the build date; -o json
+and -o yaml give them as fields (version, commit, date, modified, go_version,
+platform), -o ids the version alone.`,
+		Args: cmdutil.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			_, err := fmt.Fprintln(f.IO.Out, buildinfo.String())
-			return err
+			format, err := f.Format()
+			if err != nil {
+				return err
+			}
+			info := buildinfo.Get()
+			return output.Value(f.IO.Out, format, info, func(w io.Writer, _ bool) error {
+				_, err := fmt.Fprintln(w, info.String())
+				return err
+			}, func() []string { return []string{info.Version} })
 		},
 	}
 }

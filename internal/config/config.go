@@ -34,6 +34,8 @@ type Config struct {
 
 	// File is the config file that was read, if any.
 	File string `mapstructure:"-" yaml:"-"`
+	// DBExplicit says that DB was given by --db or QUEUECTL_DB.
+	DBExplicit bool `mapstructure:"-" yaml:"-"`
 	// unknown are the keys that name no setting (Validate reports them).
 	unknown []error
 }
@@ -126,6 +128,9 @@ type Token struct {
 	Name   string `mapstructure:"name" yaml:"name"`
 	Role   string `mapstructure:"role" yaml:"role"`
 	SHA256 string `mapstructure:"sha256" yaml:"sha256"`
+	// Created is when `token create` made the token (RFC 3339), for
+	// `token list`; optional.
+	Created string `mapstructure:"created" yaml:"created,omitempty"`
 }
 
 // Cluster configures PostgreSQL cluster coordination (§11).

@@ -160,6 +160,12 @@ func Load(flags *pflag.FlagSet) (*Config, error) {
 		c.NoColor = true
 	}
 	c.File = file
+	// A store file named on the command line or in the environment is a
+	// target of its own, which the file's current_context does not
+	// override; the default path, or db: in the file, is not.
+	if f := flags.Lookup("db"); (f != nil && f.Changed) || os.Getenv(EnvPrefix+"_DB") != "" {
+		c.DBExplicit = true
+	}
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}

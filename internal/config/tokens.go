@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/queuectl/queuectl/internal/domain"
 )
@@ -59,6 +60,11 @@ func validateTokens(tokens []Token) error {
 			return domain.WithHint(domain.ErrInvalid,
 				entry+": sha256 must be the 64 hex digits of the token's SHA-256",
 				"'queuectl token create NAME --role ROLE' prints a token and its line")
+		}
+		if t.Created != "" {
+			if _, err := time.Parse(time.RFC3339, t.Created); err != nil {
+				return domain.Invalidf("%s: created %q is not an RFC 3339 time (2026-03-01T12:00:00Z)", entry, t.Created)
+			}
 		}
 		if j, ok := names[t.Name]; ok {
 			return domain.Invalidf("%s: the name is also server.tokens[%d]'s; audit entries could not tell them apart", entry, j)

@@ -182,19 +182,27 @@ func TestCheckBackRefusesWhatIsNotAnAnswer(t *testing.T) {
 			"3": `{"status":"commit"}`,
 			"4": `{"state":"` + strings.Repeat("x", maxAnswer) + `"}`,
 			"5": `{"state":"COMMIT"}`,
+			"6": `{"state":"commit","extra":1}`,
+			"7": `{"State":"commit"}`,
+			"8": `{"state":"commit"} {"state":"rollback"}`,
+			"9": `{"state":1}`,
 		}
 		b.producer.setAnswer(func(w http.ResponseWriter, _ *http.Request, req checkRequest, _ int) {
 			io.WriteString(w, answers[req.Headers["X-Order"]])
 		})
-		msgs := b.prepare(t, "ERP", "", "1", "2", "3", "4", "5")
+		msgs := b.prepare(t, "ERP", "", "1", "2", "3", "4", "5", "6", "7", "8", "9")
 		b.start(t, b.node)
 		b.advance(b.tx.After)
 		want := []string{
 			`the answer is not \{"state": "commit" \| "rollback" \| "unknown"\}: \{not json$`,
 			`the answer is not \{"state": "commit" \| "rollback" \| "unknown"\}: state "maybe"$`,
-			`the answer is not \{"state": "commit" \| "rollback" \| "unknown"\}: \{"status":"commit"\}$`,
+			`the answer is not \{"state": "commit" \| "rollback" \| "unknown"\}: unknown field "status": \{"status":"commit"\}$`,
 			`the answer is not \{"state": "commit" \| "rollback" \| "unknown"\} but longer than 64 KiB$`,
 			`the answer is not \{"state": "commit" \| "rollback" \| "unknown"\}: state "COMMIT"$`,
+			`the answer is not \{"state": "commit" \| "rollback" \| "unknown"\}: unknown field "extra": \{"state":"commit","extra":1\}$`,
+			`the answer is not \{"state": "commit" \| "rollback" \| "unknown"\}: unknown field "State": \{"State":"commit"\}$`,
+			`the answer is not \{"state": "commit" \| "rollback" \| "unknown"\}: it goes on after the object: \{"state":"commit"\} \{"state":"rollback"\}$`,
+			`the answer is not \{"state": "commit" \| "rollback" \| "unknown"\}: \{"state":1\}$`,
 		}
 		for i, m := range msgs {
 			ev := b.waitEvent(t, EventCheckUnanswered, m.ID, 1)
@@ -203,6 +211,30 @@ func TestCheckBackRefusesWhatIsNotAnAnswer(t *testing.T) {
 			require.Equal(t, domain.StatusPEND, got.Status, "garbage decides nothing")
 			require.Regexp(t, `^check-back 1 of 10 unanswered \(invalid answer\): POST http://\S+/tx-check: `+want[i], lastReason(got))
 		}
+	})
+}
+
+func TestCheckBackFollowsNoRedirect(t *testing.T) {
+	runCheck(t, func(t *testing.T, b *checkBundle) {
+		b.tx.MaxChecks = 10
+		b.producer.setAnswer(func(w http.ResponseWriter, r *http.Request, req checkRequest, _ int) {
+			if r.URL.Path == "/moved" {
+				io.WriteString(w, `{"state":"commit"}`) // what a followed redirect would hear
+				return
+			}
+			code := map[string]int{"1": http.StatusFound, "2": http.StatusTemporaryRedirect}[req.Headers["X-Order"]]
+			http.Redirect(w, r, "/moved", code)
+		})
+		msgs := b.prepare(t, "ERP", "", "1", "2")
+		b.start(t, b.node)
+		b.advance(b.tx.After)
+		for i, want := range []string{"HTTP 302", "HTTP 307"} {
+			ev := b.waitEvent(t, EventCheckUnanswered, msgs[i].ID, 1)
+			require.Equal(t, want, ev.Message.LastAnswer)
+			got := b.message(t, msgs[i].ID)
+			require.Equal(t, domain.StatusPEND, got.Status, "a redirect decides nothing")
+		}
+		require.Len(t, b.producer.checks(msgs[1].ID), 1, "the redirect was not followed")
 	})
 }
 

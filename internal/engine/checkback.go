@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -35,11 +37,6 @@ type checkRequest struct {
 	Sender    string            `json:"sender"`
 	Interface string            `json:"interface"`
 	Headers   map[string]string `json:"headers"`
-}
-
-// checkAnswer is the body a producer answers with.
-type checkAnswer struct {
-	State *string `json:"state"`
 }
 
 // ask checks back with the producer of a claimed PEND message: it POSTs the
@@ -76,7 +73,12 @@ func (c *checker) ask(ctx context.Context, m *domain.Message) store.CheckOutcome
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("X-Queuectl-Message-Id", m.ID)
-	resp, err := c.client.Do(req)
+	// The check_url answers itself: following a redirect would ask
+	// another URL, a 302 turning the POST into a GET; a redirect is an
+	// answer that decides nothing (HTTP 3xx).
+	client := *c.client
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := client.Do(req)
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			o.Answer, o.Detail = answerTimeout, fmt.Sprintf("%s: no answer within %s", where, timeout)
@@ -114,17 +116,34 @@ func (c *checker) ask(ctx context.Context, m *domain.Message) store.CheckOutcome
 	return o
 }
 
-// parseAnswer reads {"state": "commit" | "rollback" | "unknown"}.
+// parseAnswer reads {"state": "commit" | "rollback" | "unknown"}, strictly:
+// one JSON object with the one field state, spelled so, its value a string,
+// and nothing after it. An answer that says more than it should decides
+// nothing: it is not what the producer was asked for.
 func parseAnswer(raw []byte) (string, error) {
 	want := `the answer is not {"state": "commit" | "rollback" | "unknown"}`
 	if len(raw) > maxAnswer {
 		return "", fmt.Errorf("%s but longer than %d KiB", want, maxAnswer>>10)
 	}
-	var a checkAnswer
-	if err := json.Unmarshal(raw, &a); err != nil || a.State == nil {
+	var fields map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&fields); err != nil || fields == nil {
 		return "", fmt.Errorf("%s%s", want, snippet(raw))
 	}
-	switch s := *a.State; s {
+	if _, err := dec.Token(); err != io.EOF {
+		return "", fmt.Errorf("%s: it goes on after the object%s", want, snippet(raw))
+	}
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		if name != "state" {
+			return "", fmt.Errorf("%s: unknown field %q%s", want, name, snippet(raw))
+		}
+	}
+	var s string
+	v, ok := fields["state"]
+	if !ok || json.Unmarshal(v, &s) != nil {
+		return "", fmt.Errorf("%s%s", want, snippet(raw))
+	}
+	switch s {
 	case domain.AnswerCommit, domain.AnswerRollback, domain.AnswerUnknown:
 		return s, nil
 	default:

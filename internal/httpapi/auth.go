@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/queuectl/queuectl/internal/config"
@@ -36,9 +37,28 @@ var roles = map[string][]perm{
 // RoleNames lists the roles, for validation and help.
 var RoleNames = []string{"monitor", "operator", "admin", "producer"}
 
+// rolesWith names the roles that grant p, for a refusal to say which role
+// a request needs: "operator or admin".
+func rolesWith(p perm) string {
+	var names []string
+	for _, name := range RoleNames {
+		if slices.Contains(roles[name], p) {
+			names = append(names, name)
+		}
+	}
+	switch len(names) {
+	case 0:
+		return "none"
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
 // caller is who made a request.
 type caller struct {
 	name  string // the token's name, or "socket"
+	role  string // the token's role
 	perms []perm
 	all   bool // the unix socket: protected by its file mode, it may do everything
 }
@@ -74,23 +94,38 @@ func newTokenSet(tokens []config.Token) *tokenSet {
 	return ts
 }
 
-// lookup returns the caller a request's bearer token names, or nil. Every
-// configured hash is compared in constant time, so timing tells nothing.
-func (ts *tokenSet) lookup(r *http.Request) *caller {
+// Why a request has no caller (tokenSet.lookup).
+const (
+	noToken      = "a bearer token is required (Authorization: Bearer TOKEN)"
+	notBearer    = "the Authorization header is not a bearer token (Authorization: Bearer TOKEN)"
+	unknownToken = "the bearer token is not valid: the server has no token with its SHA-256"
+)
+
+// lookup returns the caller a request's bearer token names, or nil and why
+// not: no token, or one the server does not know. Every configured hash is
+// compared in constant time, so timing tells nothing.
+func (ts *tokenSet) lookup(r *http.Request) (*caller, string) {
+	header := r.Header.Get("Authorization")
+	if header == "" {
+		return nil, noToken
+	}
 	// The scheme's name is case-insensitive (RFC 9110 §11.1).
-	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	scheme, token, ok := strings.Cut(header, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
-		return nil
+		return nil, notBearer
 	}
 	sum := sha256.Sum256([]byte(token))
 	var found *caller
 	for i, h := range ts.hashes {
 		if subtle.ConstantTimeCompare(sum[:], h) == 1 && found == nil {
 			t := ts.tokens[i]
-			found = &caller{name: t.Name, perms: roles[t.Role]}
+			found = &caller{name: t.Name, role: t.Role, perms: roles[t.Role]}
 		}
 	}
-	return found
+	if found == nil {
+		return nil, unknownToken
+	}
+	return found, ""
 }
 
 // HashToken returns the hex SHA-256 of a token, as the config stores it.

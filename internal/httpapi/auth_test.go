@@ -223,7 +223,8 @@ func TestRoleMatrix(t *testing.T) {
 			default:
 				require.Equal(t, http.StatusForbidden, got, "%s as %s", name, c.actor)
 				require.Equal(t, "forbidden", env.Code)
-				require.Contains(t, env.Message, "token "+c.actor+" may not")
+				require.Contains(t, env.Message, "token "+c.actor+" (role "+role+") may not run '")
+				require.Contains(t, env.Message, "("+e.method+" "+strings.Split(e.path, "?")[0]+"): it needs role ")
 				// A token's refusals are recorded, whatever it asked.
 				want = append(want, deniedEntry{c.actor, e.method + " " + strings.Split(e.path, "?")[0]})
 			}
@@ -341,12 +342,13 @@ func TestBearerSchemeIgnoresCase(t *testing.T) {
 
 func TestServerKeepsOnlyTokenHashes(t *testing.T) {
 	t.Parallel()
-	// The configuration has no field that could hold a token itself.
+	// The configuration has no field that could hold a token itself (the
+	// creation time is a time, checked as one).
 	var fields []string
 	for f := range reflect.TypeFor[config.Token]().Fields() {
 		fields = append(fields, f.Name)
 	}
-	require.Equal(t, []string{"Name", "Role", "SHA256"}, fields)
+	require.Equal(t, []string{"Name", "Role", "SHA256", "Created"}, fields)
 
 	// §8's example: the SHA-256 of "test" in hex.
 	require.Equal(t, "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", HashToken("test"))
@@ -371,11 +373,96 @@ func TestServerKeepsOnlyTokenHashes(t *testing.T) {
 	require.Len(t, ts.hashes, 1)
 	r := httptest.NewRequest("GET", "/", nil)
 	r.Header.Set("Authorization", "Bearer u")
-	c := ts.lookup(r)
+	c, why := ts.lookup(r)
 	require.NotNil(t, c)
+	require.Empty(t, why)
 	require.Equal(t, "upper", c.name)
 	r.Header.Set("Authorization", "Bearer s")
-	require.Nil(t, ts.lookup(r))
+	c, why = ts.lookup(r)
+	require.Nil(t, c)
+	require.Equal(t, unknownToken, why)
+}
+
+// TestUnauthorized: a request without a token, with a header that is not a
+// bearer token, and with a token the server does not know each hear why,
+// with the challenge of RFC 6750.
+func TestUnauthorized(t *testing.T) {
+	t.Parallel()
+	b := setupAuth(t, tokenConfig)
+	for auth, want := range map[string]struct{ msg, challenge string }{
+		"":                   {"a bearer token is required (Authorization: Bearer TOKEN)", `Bearer realm="queuectl"`},
+		"Basic dXNlcjpwdw==": {"the Authorization header is not a bearer token (Authorization: Bearer TOKEN)", `Bearer realm="queuectl"`},
+		"Bearer wrong":       {"the bearer token is not valid: the server has no token with its SHA-256", `Bearer realm="queuectl", error="invalid_token"`},
+	} {
+		req, err := http.NewRequest("GET", b.srv.URL+"/v1/queues", nil)
+		require.NoError(t, err)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := b.srv.Client().Do(req)
+		require.NoError(t, err)
+		var env wire.ErrorBody
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&env))
+		resp.Body.Close()
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, auth)
+		require.Equal(t, want.challenge, resp.Header.Get("WWW-Authenticate"), auth)
+		require.Equal(t, want.msg, env.Error.Message, auth)
+	}
+}
+
+// TestForbiddenNamesTheCommand: a refusal names the command the request
+// makes and the roles that may make it, not only its route.
+func TestForbiddenNamesTheCommand(t *testing.T) {
+	t.Parallel()
+	b := setupAuth(t, tokenConfig)
+	for _, c := range []struct {
+		e    endpoint
+		role string
+		want string
+	}{
+		{endpoint{method: "POST", path: "/v1/eoio/switch", body: `{"queues":4}`}, "operator",
+			"token ops-operator (role operator) may not run 'eoio switch' (POST /v1/eoio/switch): it needs role admin"},
+		{endpoint{method: "GET", path: "/v1/messages/" + b.ndlv + "/payload"}, "monitor",
+			"token ops-monitor (role monitor) may not run 'message payload' (GET /v1/messages/" + b.ndlv + "/payload): it needs role operator or admin"},
+		{endpoint{method: "POST", path: "/v1/actions/tx.commit", body: `{"targets":["` + b.pend + `"]}`}, "monitor",
+			"token ops-monitor (role monitor) may not run 'tx commit' (POST /v1/actions/tx.commit): it needs role operator, admin or producer"},
+		{endpoint{method: "POST", path: "/v1/messages", body: `{"messages":[]}`}, "admin",
+			"token ops-admin (role admin) may not run 'send' (POST /v1/messages): it needs role producer"},
+	} {
+		got, env := do(t, b.srv, c.e, "Bearer "+roleTokens[c.role])
+		require.Equal(t, http.StatusForbidden, got)
+		require.Equal(t, c.want, env.Message)
+	}
+}
+
+// TestMethodNotAllowed: a path the API serves, asked with a method it does
+// not take, is 405 with the methods it takes; a path it does not serve is 404.
+func TestMethodNotAllowed(t *testing.T) {
+	t.Parallel()
+	b := setupAuth(t, tokenConfig)
+	for path, allow := range map[string]string{
+		"/v1/queues":          "GET, HEAD",
+		"/v1/messages":        "GET, HEAD, POST",
+		"/v1/eoio/switch":     "POST",
+		"/v1/tuning/EO_X":     "PUT, DELETE",
+		"/v1/queues/XBTI0000": "GET, HEAD",
+	} {
+		for _, srv := range []*httptest.Server{b.srv, b.socket} {
+			req, err := http.NewRequest("PATCH", srv.URL+path, nil)
+			require.NoError(t, err)
+			resp, err := srv.Client().Do(req)
+			require.NoError(t, err)
+			var env wire.ErrorBody
+			require.NoError(t, json.NewDecoder(resp.Body).Decode(&env))
+			resp.Body.Close()
+			require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, path)
+			require.Equal(t, allow, resp.Header.Get("Allow"), path)
+			require.Equal(t, "method PATCH is not allowed for "+path+"; it takes "+allow, env.Error.Message)
+		}
+	}
+	got, env := do(t, b.socket, endpoint{method: "GET", path: "/v1/nothing"}, "")
+	require.Equal(t, http.StatusNotFound, got)
+	require.Equal(t, "not_found", env.Code)
 }
 
 // TestTokenLookupIsConstantTime reads auth.go: the presented token's hash

@@ -13,8 +13,9 @@ import (
 // per source address and refusalWindow, with a count of the rest (§6):
 // anyone who reaches the port could otherwise grow the store with each
 // request. With entries bounded, an address adds at most two entries, a
-// few KB, per window. A request with a valid token is recorded every time:
-// its holder is known.
+// few KB, per window. A request with a valid token is recorded the first
+// time in a window that its token asks it and is refused for a reason, and
+// counted the other times (noteToken): its holder is known.
 const (
 	refusalWindow = time.Minute
 	// maxRefusalSources bounds the addresses counted at once; beyond it,
@@ -30,12 +31,16 @@ type refusalLog struct {
 	lastSweep time.Time
 }
 
-// refusalWindowState is one address's current window: when it began, and
-// the refusals after the first, which were counted but not recorded.
+// refusalWindowState is one address's current window — or one token's,
+// for one request refused for the same reason — when it began, and the
+// refusals after the first, which were counted but not recorded.
 type refusalWindowState struct {
 	start      time.Time
 	suppressed int
 	last       string // the last suppressed request, METHOD path
+	// token is the entry that opened a token's window; nil for an
+	// address's.
+	token *domain.AuditEntry
 }
 
 func newRefusalLog() *refusalLog {
@@ -74,6 +79,41 @@ func (l *refusalLog) note(entry *domain.AuditEntry) []*domain.AuditEntry {
 	return out
 }
 
+// noteToken counts a refusal of a request that carried a valid token and
+// returns the entries to write: entry itself when it is the first of its
+// kind in refusalWindow — the same token asking the same thing from the
+// same address, refused for the same reason — and the summaries of windows
+// that have ended. A client that repeats what it may not do (a screen
+// refreshing a payload its token may not read) adds one entry and a count,
+// not one entry a refresh. Tokens are few and their holders known: past
+// maxRefusalSources windows, every refusal is recorded.
+func (l *refusalLog) noteToken(entry *domain.AuditEntry) []*domain.AuditEntry {
+	now := entry.At
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []*domain.AuditEntry
+	if now.Sub(l.lastSweep) >= refusalWindow {
+		out = l.sweep(now, false)
+		l.lastSweep = now
+	}
+	key := "\x00" + entry.Actor + "\x00" + entry.Source + "\x00" + entry.Action + "\x00" + entry.Detail
+	w, ok := l.windows[key]
+	if ok && now.Sub(w.start) >= refusalWindow {
+		out = append(out, l.summary(key, w, now)...)
+		delete(l.windows, key)
+		ok = false
+	}
+	switch {
+	case ok:
+		w.suppressed++
+		return out
+	case len(l.windows) < maxRefusalSources:
+		first := *entry
+		l.windows[key] = &refusalWindowState{start: now, token: &first}
+	}
+	return append(out, entry)
+}
+
 // sweep ends the windows that are over (all of them with all set) and
 // returns their summaries.
 func (l *refusalLog) sweep(now time.Time, all bool) []*domain.AuditEntry {
@@ -95,6 +135,13 @@ func (l *refusalLog) summary(key string, w *refusalWindowState, now time.Time) [
 	end := w.start.Add(refusalWindow)
 	if now.Before(end) {
 		end = now
+	}
+	if t := w.token; t != nil {
+		return []*domain.AuditEntry{{
+			At: now, Actor: t.Actor, Source: t.Source, Action: t.Action, Targets: []string{}, Result: domain.AuditDenied,
+			Detail: fmt.Sprintf("%d more identical requests were refused between %s and %s: %s",
+				w.suppressed, w.start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339), t.Detail),
+		}}
 	}
 	return []*domain.AuditEntry{{
 		At: now, Actor: "anonymous", Source: key, Action: w.last, Targets: []string{}, Result: domain.AuditDenied,

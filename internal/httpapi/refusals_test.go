@@ -121,13 +121,27 @@ func TestAnonymousRefusalsCannotGrowTheStore(t *testing.T) {
 	require.Contains(t, got[1].Detail, "500 more requests without a valid token were refused from 127.0.0.1 between 2026-03-10T12:00:00Z and 2026-03-10T12:01:00Z")
 	require.Equal(t, "POST /v1/purge", got[2].Action)
 
-	// A valid token's refusal is recorded each time, under its name.
+	// A valid token's refusal is recorded under its name the first time
+	// in a window; the same request refused again is counted, and the
+	// count written when the window is over.
 	for range 3 {
 		require.Equal(t, http.StatusForbidden, b.post(t, "/v1/purge", "Bearer "+roleTokens["monitor"]))
 	}
+	require.Equal(t, http.StatusForbidden, b.post(t, "/v1/eoio/switch", "Bearer "+roleTokens["monitor"]))
 	got = b.entries(t)
-	require.Len(t, got, 6)
+	require.Len(t, got, 5)
+	require.Equal(t, "ops-monitor", got[3].Actor)
+	require.Equal(t, "token ops-monitor (role monitor) may not run 'purge' (POST /v1/purge): it needs role admin", got[3].Detail)
+	require.Equal(t, "POST /v1/eoio/switch", got[4].Action, "another request has its own count")
+	b.clock.advance(time.Minute)
+	require.Equal(t, http.StatusForbidden, b.post(t, "/v1/purge", "Bearer "+roleTokens["monitor"]))
+	got = b.entries(t)
+	require.Len(t, got, 7)
 	require.Equal(t, "ops-monitor", got[5].Actor)
+	require.Equal(t, "POST /v1/purge", got[5].Action)
+	require.Equal(t, "2 more identical requests were refused between 2026-03-10T12:01:00Z and 2026-03-10T12:02:00Z: "+
+		"token ops-monitor (role monitor) may not run 'purge' (POST /v1/purge): it needs role admin", got[5].Detail)
+	require.Equal(t, got[3].Detail, got[6].Detail, "then the next window's first")
 
 	grown := fileSize(t, b.db) - before
 	t.Logf("the store grew by %d bytes", grown)

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -54,12 +55,24 @@ type Server struct {
 // route is one endpoint: what it needs and what it does.
 type route struct {
 	Method, Pattern string
+	// cmd is the queuectl command that makes the request, for a refusal
+	// to name; an action's is its name ("message.resend" → "message
+	// resend").
+	cmd string
 	// perm is what the caller needs; zero means no auth (health checks).
 	perm perm
 	// permFor, if set, picks the permission from the request (actions).
 	permFor  func(r *http.Request) perm
 	mutating bool
 	handle   func(w http.ResponseWriter, r *http.Request) error
+}
+
+// command is the queuectl command that makes a request of the route.
+func (rt route) command(r *http.Request) string {
+	if rt.cmd == "" {
+		return strings.ReplaceAll(r.PathValue("action"), ".", " ")
+	}
+	return rt.cmd
 }
 
 // New builds a server.
@@ -97,6 +110,15 @@ func (s *Server) Handler(trusted bool) http.Handler {
 		mux.HandleFunc(rt.Method+" "+rt.Pattern, s.wrap(rt, trusted))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		// A path the API serves, asked with another method: 405 with the
+		// methods it takes (RFC 9110 §15.5.6), not 404. The catch-all
+		// pattern matches every method, so the mux never says so itself.
+		if allow := s.allowed(mux, r); len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeJSON(w, http.StatusMethodNotAllowed, wire.ErrorBody{Error: wire.ErrorDetail{Code: "invalid",
+				Message: fmt.Sprintf("method %s is not allowed for %s; it takes %s", r.Method, r.URL.Path, strings.Join(allow, ", "))}})
+			return
+		}
 		writeError(w, domain.NotFoundf("no route %s %s; see /v1/openapi.json", r.Method, r.URL.Path))
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -107,7 +129,8 @@ func (s *Server) Handler(trusted bool) http.Handler {
 		if p := r.URL.EscapedPath(); p != cleanPath(p) {
 			err := domain.Invalidf("path %q has an empty, . or .. segment; names that are . or .. cannot be given in a path", p)
 			if mutatingMethod(r.Method) {
-				s.record(r, s.callerOf(r, trusted), domain.AuditError, err.Error())
+				c, _ := s.callerOf(r, trusted)
+				s.record(r, c, domain.AuditError, err.Error())
 			}
 			writeError(w, err)
 			return
@@ -116,16 +139,30 @@ func (s *Server) Handler(trusted bool) http.Handler {
 	})
 }
 
+// allowed lists the methods the API takes for the request's path, in the
+// order of RFC 9110 (HEAD with GET, which the mux serves for it).
+func (s *Server) allowed(mux *http.ServeMux, r *http.Request) []string {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := mux.Handler(probe); pattern != "/" && pattern != "" {
+			allow = append(allow, m)
+		}
+	}
+	return allow
+}
+
 // mutatingMethod reports whether a request of this method asks for a change.
 func mutatingMethod(m string) bool {
 	return m != http.MethodGet && m != http.MethodHead && m != http.MethodOptions
 }
 
 // callerOf is who made a request: everyone on the socket, a token's holder
-// on TCP, or nil for no valid token.
-func (s *Server) callerOf(r *http.Request, trusted bool) *caller {
+// on TCP, or nil and why for no valid token.
+func (s *Server) callerOf(r *http.Request, trusted bool) (*caller, string) {
 	if trusted {
-		return &caller{name: socketActor(r), all: true}
+		return &caller{name: socketActor(r), all: true}, ""
 	}
 	return s.tokens.lookup(r)
 }
@@ -161,19 +198,27 @@ func (s *Server) wrap(rt route, trusted bool) http.HandlerFunc {
 		ctx := r.Context()
 		var c *caller
 		if need != 0 {
-			c = s.callerOf(r, trusted)
+			var why string
+			c, why = s.callerOf(r, trusted)
 			switch {
 			case c == nil:
 				// Refusals without a token: a mutating request's is audited.
-				const msg = "a valid bearer token is required (Authorization: Bearer TOKEN)"
 				if rt.mutating {
-					s.record(r, nil, domain.AuditDenied, msg)
+					s.record(r, nil, domain.AuditDenied, why)
 				}
-				writeJSON(w, http.StatusUnauthorized, wire.ErrorBody{Error: wire.ErrorDetail{Code: "unauthorized", Message: msg}})
+				// RFC 6750 §3: the scheme to authenticate with, and for a
+				// token that was given but not accepted, why.
+				challenge := `Bearer realm="queuectl"`
+				if why == unknownToken {
+					challenge += `, error="invalid_token"`
+				}
+				w.Header().Set("WWW-Authenticate", challenge)
+				writeJSON(w, http.StatusUnauthorized, wire.ErrorBody{Error: wire.ErrorDetail{Code: "unauthorized", Message: why}})
 				return
 			case !c.may(need):
 				// A token-authenticated refusal is audited, whatever was asked.
-				msg := "token " + c.name + " may not " + r.Method + " " + r.URL.Path
+				msg := fmt.Sprintf("token %s (role %s) may not run '%s' (%s %s): it needs role %s",
+					c.name, c.role, rt.command(r), r.Method, r.URL.Path, rolesWith(need))
 				s.record(r, c, domain.AuditDenied, msg)
 				writeJSON(w, http.StatusForbidden, wire.ErrorBody{Error: wire.ErrorDetail{Code: "forbidden", Message: msg}})
 				return
@@ -208,10 +253,14 @@ func (s *Server) record(r *http.Request, c *caller, result, detail string) {
 	}
 	e.Bound()
 	entries := []*domain.AuditEntry{e}
-	if c != nil {
-		e.Actor = c.name
-	} else {
+	switch {
+	case c == nil:
 		entries = s.refusals.note(e)
+	case result == domain.AuditDenied:
+		e.Actor = c.name
+		entries = s.refusals.noteToken(e)
+	default:
+		e.Actor = c.name
 	}
 	s.write(context.WithoutCancel(r.Context()), entries)
 }

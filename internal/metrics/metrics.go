@@ -39,8 +39,11 @@ type Options struct {
 	// Running reports whether the engine is delivering (queuectl_node_up);
 	// nil reports it never is.
 	Running func() bool
-	// Receivers are the configured receivers: their delivery series exist,
-	// at zero, before their first delivery, so that rates start at once.
+	// Receivers are the configured receivers: their delivery and error
+	// series exist, at zero, before their first delivery, so that rates
+	// start at once. A receiver not among them — a name a producer made
+	// up — is counted under the one label value UnconfiguredReceiver, so
+	// that producers cannot grow the series without bound.
 	Receivers []string
 	// ScrapeTimeout bounds the store reads of one scrape; default 10s.
 	ScrapeTimeout time.Duration
@@ -53,6 +56,14 @@ const (
 	ResultTransient = string(domain.ErrorTransient)
 	ResultPermanent = string(domain.ErrorPermanent)
 )
+
+// UnconfiguredReceiver is the receiver label of the deliveries to every
+// receiver that is not configured. No receiver can be named so: parentheses
+// are not among the characters of a receiver's name.
+const UnconfiguredReceiver = "(unconfigured)"
+
+// errorClasses are the classes of queuectl_delivery_errors_total.
+var errorClasses = []string{string(domain.ErrorTransient), string(domain.ErrorPermanent), string(domain.ErrorCrash)}
 
 // Outcomes of crash recovery (queuectl_crash_recoveries_total's result).
 const (
@@ -76,6 +87,9 @@ var durationBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10
 // engine's events; Handler serves it in the Prometheus text format.
 type Collector struct {
 	opts Options
+	// receivers are the configured receivers, the receiver label's values
+	// besides UnconfiguredReceiver.
+	receivers map[string]bool
 
 	queueMessages *prometheus.Desc
 	queueState    *prometheus.Desc
@@ -125,15 +139,15 @@ func New(opts Options) *Collector {
 			"Queues whose unexpired lease a node holds: the queues it delivers.", []string{"node"}, nil),
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "queuectl_deliveries_total",
-			Help: "Delivery attempts to a receiver, by result: delivered, transient or permanent error.",
+			Help: "Delivery attempts to a receiver, by result: delivered, transient or permanent error. Receivers that are not configured share the receiver (unconfigured).",
 		}, []string{"receiver", "result"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "queuectl_delivery_errors_total",
-			Help: "Failed deliveries to a receiver, by error class: transient, permanent, or crash (the node died while delivering).",
+			Help: "Failed deliveries to a receiver, by error class: transient, permanent, or crash (the node died while delivering). Receivers that are not configured share the receiver (unconfigured).",
 		}, []string{"receiver", "class"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "queuectl_delivery_duration_seconds",
-			Help:    "Time from DLNG to the outcome of a delivery attempt to a receiver.",
+			Help:    "Time from DLNG to the outcome of a delivery attempt to a receiver. Receivers that are not configured share the receiver (unconfigured).",
 			Buckets: durationBuckets,
 		}, []string{"receiver"}),
 		recoveries: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -145,9 +159,14 @@ func New(opts Options) *Collector {
 			Help: "Check-backs with the producers of prepared messages, by result: commit, rollback, or unanswered (unknown, an error, a timeout; the last before stuck included).",
 		}, []string{"result"}),
 	}
+	c.receivers = map[string]bool{}
 	for _, r := range opts.Receivers {
+		c.receivers[r] = true
 		for _, res := range []string{ResultDelivered, ResultTransient, ResultPermanent} {
 			c.deliveries.WithLabelValues(r, res)
+		}
+		for _, class := range errorClasses {
+			c.errors.WithLabelValues(r, class)
 		}
 		c.duration.WithLabelValues(r)
 	}
@@ -183,13 +202,14 @@ func (c *Collector) Observe(ev engine.Event) {
 		if m == nil || m.Stage != domain.Outbound {
 			return
 		}
+		receiver := c.receiverLabel(m.Receiver)
 		result := ResultDelivered
 		if ev.Kind != engine.EventDelivered {
 			result = string(m.ErrorClass)
-			c.errors.WithLabelValues(m.Receiver, result).Inc()
+			c.errors.WithLabelValues(receiver, result).Inc()
 		}
-		c.deliveries.WithLabelValues(m.Receiver, result).Inc()
-		c.duration.WithLabelValues(m.Receiver).Observe(ev.Duration.Seconds())
+		c.deliveries.WithLabelValues(receiver, result).Inc()
+		c.duration.WithLabelValues(receiver).Observe(ev.Duration.Seconds())
 	case engine.EventRequeued, engine.EventBlacklisted:
 		result := RecoveryRequeued
 		if ev.Kind == engine.EventBlacklisted {
@@ -197,7 +217,7 @@ func (c *Collector) Observe(ev engine.Event) {
 		}
 		c.recoveries.WithLabelValues(result).Inc()
 		if m != nil && m.Stage == domain.Outbound {
-			c.errors.WithLabelValues(m.Receiver, string(domain.ErrorCrash)).Inc()
+			c.errors.WithLabelValues(c.receiverLabel(m.Receiver), string(domain.ErrorCrash)).Inc()
 		}
 	case engine.EventCheckCommitted:
 		c.checks.WithLabelValues(CheckCommit).Inc()
@@ -206,6 +226,15 @@ func (c *Collector) Observe(ev engine.Event) {
 	case engine.EventCheckUnanswered, engine.EventStuck:
 		c.checks.WithLabelValues(CheckUnanswered).Inc()
 	}
+}
+
+// receiverLabel is a receiver's label value: its name when it is
+// configured, UnconfiguredReceiver otherwise.
+func (c *Collector) receiverLabel(receiver string) string {
+	if c.receivers[receiver] {
+		return receiver
+	}
+	return UnconfiguredReceiver
 }
 
 // Describe sends the descriptions of every metric the Collector has.

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -372,7 +373,12 @@ func TestMetricsAfterRealDeliveries(t *testing.T) {
 	require.Equal(t, 1.0, fams.counter(t, "queuectl_delivery_errors_total", wms("class", "transient")))
 	require.Equal(t, 1.0, fams.counter(t, "queuectl_delivery_errors_total", wms("class", "permanent")))
 	require.Equal(t, 2.0, fams.counter(t, "queuectl_delivery_errors_total", wms("class", "crash")))
-	require.Len(t, fams.series(t, "queuectl_delivery_errors_total", nil), 3, "no other receiver or class")
+	// Every configured receiver has every class from the start, at zero
+	// until its first error, so that rate() sees the first ones.
+	require.Len(t, fams.series(t, "queuectl_delivery_errors_total", nil), 6, "two receivers, three classes")
+	for _, class := range []string{"transient", "permanent", "crash"} {
+		require.Equal(t, 0.0, fams.counter(t, "queuectl_delivery_errors_total", map[string]string{"receiver": "ARCHIVE", "class": class}))
+	}
 
 	h := fams.one(t, "queuectl_delivery_duration_seconds", map[string]string{"receiver": "WMS"}).GetHistogram()
 	require.Equal(t, uint64(6), h.GetSampleCount())
@@ -461,8 +467,84 @@ func TestInboundOutcomesAreNotDeliveries(t *testing.T) {
 	for _, m := range fams.series(t, "queuectl_deliveries_total", nil) {
 		require.Zero(t, m.GetCounter().GetValue(), "%v", m.GetLabel())
 	}
-	require.Empty(t, fams["queuectl_delivery_errors_total"].GetMetric())
+	for _, m := range fams.series(t, "queuectl_delivery_errors_total", nil) {
+		require.Zero(t, m.GetCounter().GetValue(), "%v", m.GetLabel())
+	}
 	require.Equal(t, 0.0, fams.gauge(t, "queuectl_node_up", map[string]string{"node": "metrics-node"}))
+}
+
+// A configured receiver's error series exist at zero before any delivery.
+func TestErrorSeriesStartAtZero(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fams := b.scrape(t)
+	for _, r := range []string{"ARCHIVE", "WMS"} {
+		for _, class := range []string{"transient", "permanent", "crash"} {
+			require.Equal(t, 0.0, fams.counter(t, "queuectl_delivery_errors_total", map[string]string{"receiver": r, "class": class}))
+		}
+		for _, result := range []string{"delivered", "transient", "permanent"} {
+			require.Equal(t, 0.0, fams.counter(t, "queuectl_deliveries_total", map[string]string{"receiver": r, "result": result}))
+		}
+	}
+}
+
+// Receivers that are not configured — names producers made up — share one
+// label value: however many there are, they add one series per class.
+func TestUnconfiguredReceiversShareOneLabel(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for i := range 500 {
+		m := &domain.Message{Stage: domain.Outbound, Receiver: fmt.Sprintf("MADE_UP_%d", i), Status: domain.StatusNDLV,
+			ErrorClass: domain.ErrorPermanent}
+		b.col.Observe(engine.Event{Kind: engine.EventFailed, Duration: time.Second, Message: m})
+		b.col.Observe(engine.Event{Kind: engine.EventBlacklisted, Message: m})
+	}
+	b.col.Observe(engine.Event{Kind: engine.EventDelivered, Duration: time.Second,
+		Message: &domain.Message{Stage: domain.Outbound, Receiver: "WMS", Status: domain.StatusDLVD}})
+	fams := b.scrape(t)
+	other := func(k, v string) map[string]string {
+		return map[string]string{"receiver": metrics.UnconfiguredReceiver, k: v}
+	}
+	require.Equal(t, 500.0, fams.counter(t, "queuectl_delivery_errors_total", other("class", "permanent")))
+	require.Equal(t, 500.0, fams.counter(t, "queuectl_delivery_errors_total", other("class", "crash")))
+	require.Equal(t, 500.0, fams.counter(t, "queuectl_deliveries_total", other("result", "permanent")))
+	require.Equal(t, 1.0, fams.counter(t, "queuectl_deliveries_total", map[string]string{"receiver": "WMS", "result": "delivered"}))
+	receivers := map[string]bool{}
+	for _, name := range []string{"queuectl_deliveries_total", "queuectl_delivery_errors_total", "queuectl_delivery_duration_seconds"} {
+		for _, m := range fams.series(t, name, nil) {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "receiver" {
+					receivers[l.GetValue()] = true
+				}
+			}
+		}
+	}
+	require.Equal(t, map[string]bool{"ARCHIVE": true, "WMS": true, metrics.UnconfiguredReceiver: true}, receivers)
+}
+
+// TestMetricsPassPromlint lints a scrape as promtool check metrics does,
+// after deliveries of every outcome, a crash recovery and check-backs.
+func TestMetricsPassPromlint(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, ev := range []engine.Event{
+		{Kind: engine.EventDelivered, Duration: time.Second, Message: &domain.Message{Stage: domain.Outbound, Receiver: "WMS"}},
+		{Kind: engine.EventWaiting, Duration: time.Second, Message: &domain.Message{Stage: domain.Outbound, Receiver: "WMS", ErrorClass: domain.ErrorTransient}},
+		{Kind: engine.EventFailed, Duration: time.Second, Message: &domain.Message{Stage: domain.Outbound, Receiver: "NOPE", ErrorClass: domain.ErrorPermanent}},
+		{Kind: engine.EventBlacklisted, Message: &domain.Message{Stage: domain.Outbound, Receiver: "WMS"}},
+		{Kind: engine.EventCheckCommitted},
+	} {
+		b.col.Observe(ev)
+	}
+	_, err := b.svc.Send(context.Background(), []domain.SendRequest{{QoS: domain.EO, Sender: "ERP", Receivers: []string{"WMS"}, Payload: []byte("x")}})
+	require.NoError(t, err)
+	resp, err := http.Get(b.api.URL + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	problems, err := promlint.New(resp.Body).Lint()
+	require.NoError(t, err)
+	require.Empty(t, problems)
 }
 
 // failingSource is a store that cannot be read.

@@ -17,7 +17,12 @@ type Column[T any] struct {
 	Header string
 	Wide   bool
 	Max    int
-	Value  func(T) string
+	// Clip, when set, marks a free-text column (an error, a detail): a
+	// table shows at most Clip characters of it, with an ellipsis, and -o
+	// wide the whole text. (A wide table too long to measure before it
+	// prints sizes the column by its first rows, at least Max.)
+	Clip  int
+	Value func(T) string
 }
 
 // List streams values of T in one format. Add each value, then Close.
@@ -34,7 +39,7 @@ type List[T any] struct {
 func NewList[T any](w io.Writer, f Format, cols []Column[T], id func(T) string) *List[T] {
 	l := &List[T]{w: bufio.NewWriter(w), format: f, id: id}
 	if f.Tabular() {
-		l.table = newTableWriter(l.w, selectColumns(cols, f == Wide))
+		l.table = newTableWriter(l.w, selectColumns(cols, f == Wide), f == Wide)
 	}
 	return l
 }

@@ -30,16 +30,21 @@ type tableWriter[T any] struct {
 	streamer *tablewriter.Table
 	// widths are the content widths of a streamed table's columns.
 	widths []int
+	// wide shows free-text columns whole (Column.Clip).
+	wide bool
 }
 
-func newTableWriter[T any](w io.Writer, cols []Column[T]) *tableWriter[T] {
-	return &tableWriter[T]{w: &trimWriter{w: w}, cols: cols}
+func newTableWriter[T any](w io.Writer, cols []Column[T], wide bool) *tableWriter[T] {
+	return &tableWriter[T]{w: &trimWriter{w: w}, cols: cols, wide: wide}
 }
 
 func (t *tableWriter[T]) add(v T) error {
 	row := make([]string, len(t.cols))
 	for i, c := range t.cols {
 		row[i] = Escape(c.Value(v))
+		if c.Clip > 0 && !t.wide {
+			row[i] = Truncate(row[i], c.Clip)
+		}
 	}
 	if t.streamer != nil {
 		return t.streamer.Append(t.clip(row))

@@ -224,8 +224,11 @@ type MessageFilter struct {
 	// Stuck, when set, matches only messages that are (or are not) stuck
 	// transactions (domain.CountsStuck).
 	Stuck *bool
-	// After is the id cursor: only messages with a greater id are returned.
+	// After is the id cursor: only messages with a greater id are returned
+	// (a smaller one with Reverse).
 	After string
+	// Reverse walks newest first: in descending id order.
+	Reverse bool
 	// Limit stops after that many messages; 0 is no limit.
 	Limit int
 }

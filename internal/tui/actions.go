@@ -22,6 +22,8 @@ type pendingAction struct {
 	run func(ctx context.Context, svc admin.Service) (string, error)
 	// tune is the tuning value an edit dialog changes.
 	tune *admin.TuningEntry
+	// reason says that the dialog's input is the reason of a fail.
+	reason bool
 }
 
 // verb describes a message action: its words and the status it leads to.
@@ -146,16 +148,28 @@ func messageAction(v verb, ts []target, queues map[string]*domain.Queue) *pendin
 	if len(skipped) > 0 {
 		lines = append(lines, fmt.Sprintf("Skipped, the action does not apply: %s.", strings.Join(skipped, ", ")))
 	}
-	return &pendingAction{
-		dialog: components.Dialog{Title: title, Lines: lines},
-		run: func(ctx context.Context, svc admin.Service) (string, error) {
-			res, err := svc.Act(ctx, admin.ActParams{Action: v.action, Targets: ids, Reason: "queuectl tui"})
-			if err != nil {
-				return "", err
-			}
-			return bulkSummary(v.past, "message", res), nil
-		},
+	p := &pendingAction{dialog: components.Dialog{Title: title, Lines: lines}}
+	if v.to == domain.StatusFAIL {
+		// A failed message is final: its history says why, as
+		// `message fail --reason` does.
+		in := textinput.New()
+		in.Prompt = "reason (optional): "
+		in.CharLimit = domain.MaxReason
+		in.Focus()
+		p.dialog.Input, p.reason = &in, true
 	}
+	p.run = func(ctx context.Context, svc admin.Service) (string, error) {
+		reason := "queuectl tui"
+		if p.reason && strings.TrimSpace(p.dialog.Input.Value()) != "" {
+			reason = p.dialog.Input.Value()
+		}
+		res, err := svc.Act(ctx, admin.ActParams{Action: v.action, Targets: ids, Reason: reason})
+		if err != nil {
+			return "", err
+		}
+		return bulkSummary(v.past, "message", res), nil
+	}
+	return p
 }
 
 // moveOnLines says what the action frees: in each queue whose head holds it

@@ -54,14 +54,18 @@ type Model struct {
 
 	width, height int
 	// sized is set once the terminal's size is known.
-	sized       bool
-	help        bool
-	helpOffset  int
-	paused      bool
-	readOnly    bool
-	filtering   bool
-	filterInput textinput.Model
-	pending     *pendingAction
+	sized      bool
+	help       bool
+	helpOffset int
+	paused     bool
+	readOnly   bool
+	// payloadDenied is set once the service refused a payload for want of
+	// permission: the detail view asks for none again, so that a refresh
+	// does not make the server refuse (and audit) the same request anew.
+	payloadDenied bool
+	filtering     bool
+	filterInput   textinput.Model
+	pending       *pendingAction
 	// preparing is set while the queues of an action's targets are looked
 	// up for its dialog.
 	preparing bool
@@ -174,12 +178,12 @@ func (m *Model) load() tea.Cmd {
 	gen, svc, timeout := m.gen, m.opts.Service, m.opts.Timeout
 	switch m.view {
 	case viewDetail:
-		id := m.detail.id
+		id, withPayload := m.detail.id, !m.payloadDenied
 		m.loading = true
 		return func() tea.Msg {
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
-			return fetchDetail(ctx, svc, id, gen)
+			return fetchDetail(ctx, svc, id, withPayload, gen)
 		}
 	}
 	p := m.pages[m.view]
@@ -234,6 +238,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		m.detail.msg, m.detail.payload, m.detail.payloadErr = msg.msg, msg.payload, msg.payloadErr
+		if errors.Is(msg.payloadErr, domain.ErrPermission) {
+			m.payloadDenied = true
+		}
 		m.lastLoad = m.opts.Now()
 		m.clearLoadError()
 		return m, nil
@@ -252,6 +259,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case probedMsg:
+		m.payloadDenied = m.payloadDenied || msg.readOnly
 		if msg.readOnly && !m.readOnly {
 			m.readOnly = true
 			m.status = components.StatusLine{Text: "read-only: this token may not change anything"}
@@ -285,6 +293,13 @@ func (m *Model) confirm() tea.Cmd {
 	if p.tune != nil && p.run == nil {
 		if err := p.confirmTune(); err != nil {
 			m.status = components.StatusLine{Text: err.Error(), Error: true}
+			return nil
+		}
+	}
+	if p.reason {
+		// Checked here, so that the dialog stays open to correct it.
+		if err := domain.ValidateReason(p.dialog.Input.Value()); err != nil {
+			m.status = components.StatusLine{Text: "reason: " + err.Error(), Error: true}
 			return nil
 		}
 	}

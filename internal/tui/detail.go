@@ -37,10 +37,18 @@ type detailLoadedMsg struct {
 	err        error
 }
 
-func fetchDetail(ctx context.Context, svc admin.Service, id string, gen int) detailLoadedMsg {
+// errPayloadDenied stands for the payload a token was refused before: it is
+// not asked for again.
+var errPayloadDenied = domain.Errorf(domain.ErrPermission, "this token may not read payloads")
+
+// fetchDetail reads a message and, withPayload, the start of its payload.
+func fetchDetail(ctx context.Context, svc admin.Service, id string, withPayload bool, gen int) detailLoadedMsg {
 	m, err := svc.Message(ctx, id)
 	if err != nil {
 		return detailLoadedMsg{gen: gen, err: err}
+	}
+	if !withPayload {
+		return detailLoadedMsg{gen: gen, msg: m, payloadErr: errPayloadDenied}
 	}
 	p, perr := svc.Payload(ctx, id)
 	if len(p) > previewBytes {

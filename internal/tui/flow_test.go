@@ -2,9 +2,11 @@ package tui
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/stretchr/testify/require"
 
@@ -24,8 +26,8 @@ func TestFailBlockedHead(t *testing.T) {
 	press(tm, "enter")
 	waitFor(t, tm, "HOLD")
 	press(tm, "f")
-	waitFor(t, tm, "in XBQIINVOICES_FR: NDLV → FAIL?")
-	press(tm, "y")
+	waitFor(t, tm, "in XBQIINVOICES_FR: NDLV → FAIL?", "reason (optional):")
+	press(tm, "enter")
 	waitFor(t, tm, "TBDL")
 	m := finish(t, tm)
 	teatest.RequireEqualOutput(t, []byte(b.scrub(m.View())))
@@ -50,7 +52,7 @@ func TestActionDialog(t *testing.T) {
 	press(tm, "2")
 	waitFor(t, tm, "BEHIND")
 	press(tm, "ctrl+a", "f")
-	waitFor(t, tm, "[y/N]")
+	waitFor(t, tm, "enter: confirm")
 	m := finish(t, tm)
 	teatest.RequireEqualOutput(t, []byte(b.scrub(m.View())))
 	require.NotNil(t, m.pending)
@@ -59,8 +61,8 @@ func TestActionDialog(t *testing.T) {
 	press(tm, "2")
 	waitFor(t, tm, "BEHIND")
 	press(tm, "f")
-	waitFor(t, tm, "[y/N]")
-	press(tm, "n")
+	waitFor(t, tm, "enter: confirm")
+	press(tm, "n", "esc")
 	waitFor(t, tm, "cancelled; nothing changed")
 	finish(t, tm)
 	head, err := b.svc.Message(context.Background(), b.head)
@@ -148,4 +150,90 @@ func TestNarrow(t *testing.T) {
 	tm := start(t, options(b.svc), 80, 24)
 	m := finish(t, tm)
 	teatest.RequireEqualOutput(t, []byte(b.scrub(m.View())))
+}
+
+// TestFailReason: the fail dialog takes a reason, which the message's
+// history records; a reason over the limit of 1 KiB (the input counts
+// characters, the limit bytes) is refused and the dialog stays open to
+// correct it.
+func TestFailReason(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	tm := start(t, options(b.svc), 120, 24)
+	press(tm, "2")
+	waitFor(t, tm, "BEHIND")
+	press(tm, "f")
+	waitFor(t, tm, "reason (optional):", "enter: confirm · esc: cancel")
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("invoice booked by hand")})
+	waitFor(t, tm, "invoice booked by hand")
+	press(tm, "enter")
+	waitFor(t, tm, "failed 1 message")
+	finish(t, tm)
+	head, err := b.svc.Message(context.Background(), b.head)
+	require.NoError(t, err)
+	require.Equal(t, domain.StatusFAIL, head.Status)
+	last := head.History[len(head.History)-1]
+	require.Equal(t, domain.StatusFAIL, last.To)
+	require.Contains(t, last.Reason, "invoice booked by hand")
+
+	m := New(options(b.svc))
+	m.pending = messageAction(verbFail, []target{{id: b.ids[4], queue: "XBQIRETURNS", status: domain.StatusNDLV}}, nil)
+	m.pending.dialog.Input.SetValue(strings.Repeat("é", 600))
+	require.Nil(t, m.confirm(), "nothing runs")
+	require.NotNil(t, m.pending, "the dialog stays open")
+	require.True(t, m.status.Error)
+	require.Contains(t, m.status.Text, "reason: reason is 1200 bytes long; the limit is 1024")
+}
+
+// TestKeysInOneRead: keys typed faster than the terminal is read come in one
+// message ("jj"); each of them counts. Text for an input stays whole.
+func TestKeysInOneRead(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	m := New(options(b.svc))
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 24})
+	m.view = viewMessages
+	p := m.pages[viewMessages]
+	p.queue = b.blocked
+	m.Update(m.load()())
+	require.Greater(t, len(p.visible()), 3)
+	require.Equal(t, 0, p.cursor)
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("jj")})
+	require.Equal(t, 2, p.cursor)
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("k k")})
+	require.Equal(t, 1, p.cursor, "k, space (mark, then down), k")
+	require.Len(t, p.marks, 1)
+
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/")})
+	require.True(t, m.filtering)
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("XBQ")})
+	require.Equal(t, "XBQ", m.filterInput.Value(), "typed into the filter line whole")
+	require.Equal(t, 1, p.cursor)
+}
+
+// TestKeyLines: the Blacklist view's key line names what r does there, and
+// the help says what space does to the cursor.
+func TestKeyLines(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	m := New(options(b.svc))
+	m.view = viewBlacklist
+	require.Contains(t, m.hints(), "r release")
+	require.NotContains(t, m.hints(), "resend")
+	m.view = viewBlocked
+	require.Contains(t, m.hints(), "r resend")
+	require.Contains(t, m.helpView(40), "space          mark or unmark the row, then move down")
+}
+
+// TestNodesNoteWraps: the Nodes view's note when no node serves the store is
+// read whole on a narrow terminal.
+func TestNodesNoteWraps(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	m := New(options(b.svc))
+	m.Update(tea.WindowSizeMsg{Width: 60, Height: 24})
+	m.view = viewNodes
+	m.Update(m.load()())
+	text := strings.Join(strings.Fields(m.View()), " ")
+	require.Contains(t, text, "no node is serving the store (queuectl serve runs one); this TUI talks to embedded (this process)")
 }

@@ -10,9 +10,11 @@ type KeyMap struct {
 	Filter, Sort, Reverse           key.Binding
 	Mark, MarkAll                   key.Binding
 	Resend, Fail, StopStart, Edit   key.Binding
-	Refresh, Pause                  key.Binding
-	Help, Quit                      key.Binding
-	Confirm, Cancel                 key.Binding
+	// Release is r in the Blacklist view, for its key line.
+	Release         key.Binding
+	Refresh, Pause  key.Binding
+	Help, Quit      key.Binding
+	Confirm, Cancel key.Binding
 }
 
 // DefaultKeyMap returns the keys of §12.
@@ -34,9 +36,10 @@ func DefaultKeyMap() KeyMap {
 		Filter:    b("filter the list (queue names: the store filters; other lists: the rows shown)", "/"),
 		Sort:      b("sort the rows shown by the next column", "o"),
 		Reverse:   b("reverse the sort", "O"),
-		Mark:      key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "mark or unmark the row")),
+		Mark:      key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "mark or unmark the row, then move down (as in htop and mc)")),
 		MarkAll:   b("mark all rows shown (again: unmark all)", "ctrl+a"),
 		Resend:    b("resend (Blacklist: release) the selection", "r"),
+		Release:   b("release the selection (crashes reset)", "r"),
 		Fail:      b("fail the selection", "f"),
 		StopStart: b("stop or start the selected queues", "s"),
 		Edit:      b("edit the selected tuning value", "e"),

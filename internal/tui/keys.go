@@ -15,6 +15,17 @@ func (m *Model) handleKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	if msg.String() == "ctrl+c" {
 		return m, tea.Quit
 	}
+	// Keys typed faster than the terminal is read arrive in one message
+	// ("jj"): outside a text input each of them counts, one after the
+	// other. A paste is text, not keys.
+	if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste && !m.typing() {
+		var cmds []tea.Cmd
+		for _, r := range msg.Runes {
+			_, cmd := m.handleKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt})
+			cmds = append(cmds, cmd)
+		}
+		return m, tea.Batch(cmds...)
+	}
 	switch {
 	case m.pending != nil:
 		return m, m.dialogKey(msg)
@@ -111,6 +122,12 @@ func (m *Model) handleKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, m.startAction(msg, p.selection())
 	}
 	return m, nil
+}
+
+// typing reports whether keys go to a text input: the filter line, or a
+// dialog's value or reason.
+func (m *Model) typing() bool {
+	return m.filtering || (m.pending != nil && m.pending.dialog.Input != nil)
 }
 
 // syncCursorTo keeps the cursor on the same row after the order changed.

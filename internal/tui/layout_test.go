@@ -54,8 +54,8 @@ func TestDialogSizes(t *testing.T) {
 		name  string
 		steps []step
 	}{
-		{"Fail", steps("2", "BEHIND", "f", "[y/N]")},
-		{"FailBoth", steps("2", "BEHIND", "ctrl+a", "", "f", "[y/N]")},
+		{"Fail", steps("2", "BEHIND", "f", "enter: confirm")},
+		{"FailBoth", steps("2", "BEHIND", "ctrl+a", "", "f", "enter: confirm")},
 		{"Release", steps("3", "CRASHES", "r", "[y/N]")},
 		{"Stop", steps("s", "[y/N]")},
 	} {
@@ -99,22 +99,22 @@ func dialogOf(t *testing.T, b *testBundle, steps ...step) string {
 func TestOneDialogPerAction(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	want := dialogOf(t, b, steps("2", "BEHIND", "f", "[y/N]")...)
+	want := dialogOf(t, b, steps("2", "BEHIND", "f", "enter: confirm")...)
 	require.Equal(t, "Fail 1 message (00000000…0001) in XBQIINVOICES_FR: NDLV → FAIL?"+
 		"[Then XBQIINVOICES_FR goes on: 3 messages behind its head move on, in order.]", want)
-	require.Equal(t, want, dialogOf(t, b, steps("f", "[y/N]")...), "from the Queues view")
-	require.Equal(t, want, dialogOf(t, b, steps("2", "BEHIND", "enter", "SEQ", "f", "[y/N]")...), "from the Messages view")
-	require.Equal(t, want, dialogOf(t, b, steps("2", "BEHIND", "enter", "SEQ", "enter", "History:", "f", "[y/N]")...),
+	require.Equal(t, want, dialogOf(t, b, steps("f", "enter: confirm")...), "from the Queues view")
+	require.Equal(t, want, dialogOf(t, b, steps("2", "BEHIND", "enter", "SEQ", "f", "enter: confirm")...), "from the Messages view")
+	require.Equal(t, want, dialogOf(t, b, steps("2", "BEHIND", "enter", "SEQ", "enter", "History:", "f", "enter: confirm")...),
 		"from the detail view")
 
 	// A message held behind the head: nothing moves on, the queue stays blocked.
 	require.Equal(t, "Fail 1 message (00000000…0002) in XBQIINVOICES_FR: HOLD → FAIL?"+
 		"[XBQIINVOICES_FR stays blocked: its head is not among them.]",
-		dialogOf(t, b, steps("2", "BEHIND", "enter", "SEQ", "j", "", "f", "[y/N]")...))
+		dialogOf(t, b, steps("2", "BEHIND", "enter", "SEQ", "j", "", "f", "enter: confirm")...))
 	// The head and one held message: two move on.
 	require.Equal(t, "Fail 2 messages (00000000…0001, 00000000…0002) in XBQIINVOICES_FR: 1 HOLD, 1 NDLV → FAIL?"+
 		"[Then XBQIINVOICES_FR goes on: 2 messages behind its head move on, in order.]",
-		dialogOf(t, b, steps("2", "BEHIND", "enter", "SEQ", "space", "", "space", "2 marked", "f", "[y/N]")...))
+		dialogOf(t, b, steps("2", "BEHIND", "enter", "SEQ", "space", "", "space", "2 marked", "f", "enter: confirm")...))
 }
 
 // reversingQueues lists the queues in reverse order from the second
@@ -170,8 +170,8 @@ func TestCursorAfterAnAction(t *testing.T) {
 	press(tm, "2")
 	waitFor(t, tm, "BEHIND")
 	press(tm, "f")
-	waitFor(t, tm, "[y/N]")
-	press(tm, "y")
+	waitFor(t, tm, "enter: confirm")
+	press(tm, "enter")
 	waitFor(t, tm, "failed 1 message", "the row under the cursor left this view")
 	press(tm, "f")
 	waitFor(t, tm, "nothing selected")

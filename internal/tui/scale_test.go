@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -176,8 +178,8 @@ func TestActionDeniedSwitchesToReadOnly(t *testing.T) {
 	b := setup(t)
 	tm := start(t, options(actDenied{b.svc}), 120, 24)
 	press(tm, "f")
-	waitFor(t, tm, "[y/N]")
-	press(tm, "y")
+	waitFor(t, tm, "enter: confirm")
+	press(tm, "enter")
 	waitFor(t, tm, "now read-only")
 	m := finish(t, tm)
 	require.True(t, m.readOnly)
@@ -196,4 +198,43 @@ func TestReadOnlyFlag(t *testing.T) {
 	waitFor(t, tm, "read-only: r f s e are off")
 	m := finish(t, tm)
 	teatest.RequireEqualOutput(t, []byte(b.scrub(m.View())))
+}
+
+// payloadCounter is a monitor's service that counts the payloads asked of it.
+type payloadCounter struct {
+	monitorService
+	asked atomic.Int32
+}
+
+func (p *payloadCounter) Payload(ctx context.Context, id string) ([]byte, error) {
+	p.asked.Add(1)
+	return p.monitorService.Payload(ctx, id)
+}
+
+// TestDeniedPayloadIsNotAskedAgain: once the service refused a payload
+// for want of permission, refreshing the detail view asks for none again —
+// on a server, each refusal would be a denied request in the audit log.
+func TestDeniedPayloadIsNotAskedAgain(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	svc := &payloadCounter{monitorService: monitorService{b.svc}}
+	opts := options(svc)
+	opts.ReadOnly = true // no probe: the detail view is the first to ask
+	m := New(opts)
+	m.view, m.detail = viewDetail, &detailPage{id: b.head}
+	for range 5 {
+		m.Update(m.load()())
+	}
+	require.Equal(t, int32(1), svc.asked.Load())
+	require.Contains(t, strings.Join(m.detail.lines(now), "\n"), "(not shown: this token may not read payloads)")
+
+	// The probe of a TUI that is not read-only finds it out first.
+	svc = &payloadCounter{monitorService: monitorService{b.svc}}
+	m = New(options(svc))
+	m.Update(m.probe()())
+	m.view, m.detail = viewDetail, &detailPage{id: b.head}
+	for range 5 {
+		m.Update(m.load()())
+	}
+	require.Equal(t, int32(1), svc.asked.Load(), "the probe's request only")
 }

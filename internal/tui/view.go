@@ -112,7 +112,9 @@ func (m *Model) body(w, h int) string {
 	}
 	t := p.table()
 	if len(t.Rows) == 0 {
-		return t.View(w, h, m.tableStyles()) + "\n  " + m.emptyText()
+		// Wrapped, so that a long text is read whole on a narrow terminal.
+		lines := strings.Split(ansi.Wrap(m.emptyText(), max(w-2, 10), " "), "\n")
+		return t.View(w, h, m.tableStyles()) + "\n  " + strings.Join(lines, "\n  ")
 	}
 	notes := m.noteLines()
 	if notes == 0 {
@@ -201,7 +203,9 @@ func (m *Model) hints() string {
 		switch m.view {
 		case viewQueues, viewBlocked:
 			list = append(list, k.Resend, k.Fail, k.StopStart)
-		case viewBlacklist, viewMessages, viewDetail:
+		case viewBlacklist:
+			list = append(list, k.Release, k.Fail)
+		case viewMessages, viewDetail:
 			list = append(list, k.Resend, k.Fail)
 		case viewTuning:
 			list = append(list, k.Edit)

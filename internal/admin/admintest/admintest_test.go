@@ -13,6 +13,7 @@ import (
 	"github.com/queuectl/queuectl/internal/admin/embedded"
 	"github.com/queuectl/queuectl/internal/admin/local"
 	"github.com/queuectl/queuectl/internal/admin/remote"
+	"github.com/queuectl/queuectl/internal/cli/cmdutil"
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/httpapi"
 	"github.com/queuectl/queuectl/internal/store"
@@ -98,7 +99,8 @@ func TestEmbedded(t *testing.T) {
 	admintest.Run(t, func(t *testing.T) (admin.Service, store.Store) {
 		path := filepath.Join(t.TempDir(), "q.db")
 		svc := embedded.New(embedded.Options{Path: path, Create: true,
-			Local: local.Options{MaxPayload: admintest.MaxPayload, Receivers: admintest.Receivers}})
+			Local:  local.Options{MaxPayload: admintest.MaxPayload, Receivers: admintest.Receivers},
+			Socket: cmdutil.SocketAPI{MaxPayload: admintest.MaxPayload}})
 		t.Cleanup(func() { require.NoError(t, svc.Close()) })
 		return svc, fileStore{path: path}
 	})

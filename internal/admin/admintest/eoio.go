@@ -85,7 +85,7 @@ func testEOIOSwitch(t *testing.T, b *bundle) {
 }
 
 func testEOIOSwitchInvalid(t *testing.T, b *bundle) {
-	for _, v := range []string{"100", "-1", "many", "", "4.5"} {
+	for _, v := range []string{"100", "-1", "many", "", "4.5", "00", " 2", "+3", "03"} {
 		st, err := b.svc.EOIOSwitch(b.ctx, admin.EOIOSwitchParams{Queues: v})
 		require.ErrorIs(t, err, domain.ErrInvalid, v)
 		require.EqualError(t, err, `--queues "`+v+`" must be a whole number from 0 to 99; nothing was changed`)
@@ -94,7 +94,7 @@ func testEOIOSwitchInvalid(t *testing.T, b *bundle) {
 	}
 	require.Equal(t, admin.EOIOInactive, b.eoioStatus(t).State)
 	log := b.auditLog(t, admin.AuditFilter{Action: "eoio.switch"})
-	require.Len(t, log, 5)
+	require.Len(t, log, 9)
 	for _, e := range log {
 		require.Equal(t, domain.AuditError, e.Result)
 	}

@@ -2,6 +2,7 @@ package admintest
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -149,6 +150,15 @@ func testMessagesPaging(t *testing.T, b *bundle) {
 	require.Equal(t, want[1001:], ids(b.messages(t, admin.MessageFilter{After: want[1000]})))
 	require.Equal(t, want[3:2003], ids(b.messages(t, admin.MessageFilter{After: want[2], Limit: 2000})))
 	require.Empty(t, b.messages(t, admin.MessageFilter{After: want[n-1]}))
+
+	// Newest first, over the pages of the API too.
+	back := slices.Clone(want)
+	slices.Reverse(back)
+	require.Equal(t, back, ids(b.messages(t, admin.MessageFilter{NewestFirst: true})))
+	require.Equal(t, back, ids(b.messages(t, admin.MessageFilter{NewestFirst: true, Statuses: []domain.Status{domain.StatusTBDL}})))
+	require.Equal(t, back[:1001], ids(b.messages(t, admin.MessageFilter{NewestFirst: true, Limit: 1001})))
+	require.Equal(t, back[1001:], ids(b.messages(t, admin.MessageFilter{NewestFirst: true, After: back[1000]})))
+	require.Empty(t, b.messages(t, admin.MessageFilter{NewestFirst: true, After: want[0]}))
 }
 
 func testMessagesStop(t *testing.T, b *bundle) {

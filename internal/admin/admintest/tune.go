@@ -101,7 +101,10 @@ func testTuneInvalid(t *testing.T, b *bundle) {
 			"EO_OUTBOUND_PARALLEL --sub W MS: no receiver W MS is configured (did you mean WMS?); nothing was changed"},
 		"zero":         {set(eoOutbound, "", "0"), "value 0 for EO_OUTBOUND_PARALLEL is out of range: values are 1 to 9999; nothing was changed"},
 		"too big":      {set(eoOutbound, "", "10000"), "value 10000 for EO_OUTBOUND_PARALLEL must be from 1 to 9999; nothing was changed"},
-		"negative":     {set(eoOutbound, "WMS", "-1"), "value -1 for EO_OUTBOUND_PARALLEL must be from 1 to 9999; nothing was changed"},
+		"negative":     {set(eoOutbound, "WMS", "-1"), `value "-1" for EO_OUTBOUND_PARALLEL is not a whole number from 1 to 9999; nothing was changed`},
+		"space":        {set(eoOutbound, "WMS", " 2"), `value " 2" for EO_OUTBOUND_PARALLEL is not a whole number from 1 to 9999; nothing was changed`},
+		"plus":         {set(eoOutbound, "WMS", "+3"), `value "+3" for EO_OUTBOUND_PARALLEL is not a whole number from 1 to 9999; nothing was changed`},
+		"leading zero": {set(eoOutbound, "WMS", "03"), `value "03" for EO_OUTBOUND_PARALLEL is not a whole number from 1 to 9999; nothing was changed`},
 		"not a number": {set(eoOutbound, "WMS", "many"), `value "many" for EO_OUTBOUND_PARALLEL is not a whole number from 1 to 9999; nothing was changed`},
 		"no value":     {set(eoOutbound, "WMS", ""), `value "" for EO_OUTBOUND_PARALLEL is not a whole number from 1 to 9999; nothing was changed`},
 		"unset bad":    {unset("NOPE", ""), `parameter "NOPE" is not one of EO_INBOUND_PARALLEL, EO_OUTBOUND_PARALLEL`},
@@ -122,7 +125,7 @@ func testTuneInvalid(t *testing.T, b *bundle) {
 		require.False(t, e.Set)
 	}
 	log := b.auditLog(t, admin.AuditFilter{})
-	require.Len(t, log, 16)
+	require.Len(t, log, 19)
 	for _, a := range log {
 		require.Equal(t, domain.AuditError, a.Result)
 		require.Contains(t, []string{"tune.set", "tune.unset"}, a.Action)

@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -43,9 +44,23 @@ type Options struct {
 	// Wait bounds the wait for a held store without a socket; zero means
 	// DefaultWait. A deadline of the call's context bounds it instead.
 	Wait time.Duration
+	// Socket serves the socket while this process holds the store. It is
+	// the HTTP API, which sits above this package and is wired in by the
+	// caller; nil serves no socket, and other processes then wait for the
+	// store as for a short command's.
+	Socket SocketServer
 	// waiting, if set, is told each time a call found the store held and
 	// no socket answering, before it waits: tests wait on it.
 	waiting func()
+}
+
+// SocketServer serves the API of a store's service on the store's socket.
+type SocketServer interface {
+	// Listen listens on the unix socket at path, which only its owner may
+	// connect to; closing the listener leaves the file.
+	Listen(path string) (net.Listener, error)
+	// Handler is the API over svc, for everyone the socket admits.
+	Handler(svc *local.Service) http.Handler
 }
 
 // Service is the admin service of embedded mode. It is safe for concurrent
@@ -132,8 +147,12 @@ func (s *Service) do(ctx context.Context, fn func(admin.Service) error) error {
 // connection is not kept between requests: the next may find another holder.
 func (s *Service) socket() (*remote.Client, error) {
 	sock := s.sock
+	abs, err := filepath.Abs(sock)
+	if err != nil {
+		return nil, err
+	}
 	return remote.New(remote.Options{
-		Server: "unix://" + sock,
+		Server: "unix://" + abs,
 		Actor:  s.opts.Local.Actor,
 		Transport: &http.Transport{
 			DisableKeepAlives: true,

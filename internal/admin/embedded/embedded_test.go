@@ -3,6 +3,8 @@ package embedded
 import (
 	"context"
 	"encoding/binary"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/admin/local"
 	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/httpapi"
 	"github.com/queuectl/queuectl/internal/store/bolt"
 )
 
@@ -36,7 +39,7 @@ func setup(t *testing.T) *testBundle {
 // service returns another embedded service on the same store, as another
 // process would have: it contends for the file lock like one.
 func (b *testBundle) service(actor string) *Service {
-	return New(Options{Path: b.path, Create: true, Local: local.Options{Actor: actor}, waiting: func() {
+	return New(Options{Path: b.path, Create: true, Local: local.Options{Actor: actor}, Socket: testSocket{}, waiting: func() {
 		select {
 		case b.waits <- struct{}{}:
 		default:
@@ -204,4 +207,20 @@ func TestOtherLayoutVersion(t *testing.T) {
 	require.ErrorIs(t, err, domain.ErrUnavailable)
 	require.ErrorContains(t, err, "written by a newer queuectl")
 	require.Empty(t, b.waits, "refused at once, not waited on")
+}
+
+// testSocket serves the HTTP API on the socket, as the commands' wiring
+// (cmdutil.SocketAPI) does.
+type testSocket struct{}
+
+func (testSocket) Listen(path string) (net.Listener, error) {
+	ln, err := httpapi.ListenSocket(path)
+	if err != nil {
+		return nil, err
+	}
+	return ln, nil
+}
+
+func (testSocket) Handler(svc *local.Service) http.Handler {
+	return httpapi.New(httpapi.Options{Service: svc, Auditor: svc}).Handler(true)
 }

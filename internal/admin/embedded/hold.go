@@ -12,7 +12,6 @@ import (
 
 	"github.com/queuectl/queuectl/internal/admin/local"
 	"github.com/queuectl/queuectl/internal/domain"
-	"github.com/queuectl/queuectl/internal/httpapi"
 	"github.com/queuectl/queuectl/internal/store/bolt"
 )
 
@@ -36,7 +35,7 @@ func (s *Service) hold() (*local.Service, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.held == nil {
-		h, err := openHolding(s.opts.Path, s.opts.Create, s.opts.Local)
+		h, err := openHolding(s.opts.Path, s.opts.Create, s.opts.Local, s.opts.Socket)
 		if err != nil {
 			return nil, err
 		}
@@ -59,14 +58,17 @@ func (s *Service) release() {
 // openHolding opens the store for this process, without waiting for the
 // file lock (errHeld), and serves its socket until Close: every process
 // that holds the store serves it, so that no other command is locked out.
-func openHolding(path string, create bool, opts local.Options) (*holding, error) {
+func openHolding(path string, create bool, opts local.Options, socket SocketServer) (*holding, error) {
 	st, err := open(path, create)
 	if err != nil {
 		return nil, err
 	}
 	svc := local.New(st, opts)
 	h := &holding{st: st, svc: svc}
-	if err := h.serve(path+".sock", opts.MaxPayload); err != nil {
+	if socket == nil {
+		return h, nil
+	}
+	if err := h.serve(path+".sock", socket); err != nil {
 		_ = st.Close()
 		return nil, err
 	}
@@ -78,9 +80,16 @@ func openHolding(path string, create bool, opts local.Options) (*holding, error)
 // unavailable (exit 6) with what to do, and so is a store that is not there
 // unless create allows to make it.
 func open(path string, create bool) (*bolt.Store, error) {
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && !create {
+	info, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && !create:
 		return nil, domain.WithHint(domain.ErrUnavailable, fmt.Sprintf("there is no store at %s", path),
 			"check --db (or QUEUECTL_DB); 'queuectl send' creates a store with its first message, 'queuectl demo' one to explore")
+	case err == nil && info.Mode().IsRegular() && info.Size() == 0 && !create:
+		// bbolt would make it a store: a command that only reads or
+		// changes messages leaves a file it did not expect as it is.
+		return nil, domain.WithHint(domain.ErrUnavailable, fmt.Sprintf("%s is empty: it is not a queuectl store yet", path),
+			"check --db (or QUEUECTL_DB); 'queuectl send' makes an empty file a store with its first message")
 	}
 	// bbolt tries the lock once and gives up when the timeout is shorter
 	// than its retry interval.
@@ -114,18 +123,17 @@ func locked(err error) bool {
 
 // serve listens on the socket. The store is this process's (bbolt's lock),
 // so a socket file left there is stale: a holder that was killed.
-func (h *holding) serve(sock string, maxPayload int64) error {
+func (h *holding) serve(sock string, socket SocketServer) error {
 	_ = os.Remove(sock)
 	// Close removes the file itself, while it still holds the store: the
 	// listener closing later (when Serve returns) must not remove the
-	// socket of the next holder; ListenSocket's never does.
-	ln, err := httpapi.ListenSocket(sock)
+	// socket of the next holder; Listen's never does.
+	ln, err := socket.Listen(sock)
 	if err != nil {
 		_ = os.Remove(sock)
 		return domain.Errorf(domain.ErrUnavailable, "serve the socket %s: %v", sock, err)
 	}
-	api := httpapi.New(httpapi.Options{Service: h.svc, Auditor: h.svc, MaxPayload: maxPayload})
-	h.srv = &http.Server{Handler: api.Handler(true), ReadHeaderTimeout: 10 * time.Second}
+	h.srv = &http.Server{Handler: socket.Handler(h.svc), ReadHeaderTimeout: 10 * time.Second}
 	h.ln, h.sock = ln, sock
 	go func() { _ = h.srv.Serve(ln) }()
 	return nil
@@ -138,9 +146,12 @@ func (h *holding) Close() error {
 	defer cancel()
 	// Shutdown closes the listener unless Serve has not started yet; then
 	// closing it here is what stops new connections.
-	_ = h.ln.Close()
-	_ = os.Remove(h.sock)
-	err := h.srv.Shutdown(ctx)
+	var err error
+	if h.srv != nil {
+		_ = h.ln.Close()
+		_ = os.Remove(h.sock)
+		err = h.srv.Shutdown(ctx)
+	}
 	if cerr := h.st.Close(); err == nil {
 		err = cerr
 	}

@@ -168,6 +168,7 @@ func (s *Service) Messages(ctx context.Context, f admin.MessageFilter, fn func(*
 		Statuses: f.Statuses, Queues: f.Queues, Receivers: f.Receivers, Senders: f.Senders,
 		AppQueues: f.AppQueues, ErrorText: f.ErrorText, CreatedBefore: f.OlderThan,
 		CreatedAfter: f.NewerThan, Blacklisted: f.Blacklisted, Stuck: f.Stuck, After: f.After, Limit: f.Limit,
+		Reverse: f.NewestFirst,
 	}
 	return s.view(ctx, func(r store.Reader) error {
 		return r.Messages(sf, func(m *domain.Message) error {

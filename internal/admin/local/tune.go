@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/queuectl/queuectl/internal/admin"
@@ -204,9 +203,9 @@ func (s *Service) checkTuning(ctx context.Context, p admin.TuneParams) (int, err
 		}
 		return 0, nil
 	}
-	v, err := strconv.Atoi(strings.TrimSpace(p.Value))
+	v, ok := domain.ParseWholeNumber(p.Value)
 	switch {
-	case err != nil:
+	case !ok:
 		return 0, domain.Invalidf("value %q for %s is not a whole number from 1 to %d; nothing was changed", p.Value, param, admin.MaxParallel)
 	case v == 0:
 		return 0, domain.WithHint(domain.ErrInvalid,

@@ -70,34 +70,45 @@ type Options struct {
 	Transport http.RoundTripper
 }
 
+// serverForms are the forms a server is named in, for error messages.
+const serverForms = "http://host:port, https://host:port or unix:///path/to/queuectl.db.sock"
+
 // New returns a client for the server.
 func New(opts Options) (*Client, error) {
+	if !strings.Contains(opts.Server, "://") {
+		// host:port parses as a scheme and an opaque part, or not at all.
+		return nil, domain.WithHint(domain.ErrInvalid,
+			fmt.Sprintf("server %q names no scheme; a server is %s", opts.Server, serverForms),
+			fmt.Sprintf("did you mean http://%s?", strings.TrimPrefix(opts.Server, "//")))
+	}
 	u, err := url.Parse(opts.Server)
 	if err != nil {
-		return nil, domain.Invalidf("server %q is not a URL: %v", opts.Server, errors.Unwrap(err))
+		return nil, domain.Invalidf("server %q is not a URL: %v; a server is %s", opts.Server, errors.Unwrap(err), serverForms)
 	}
 	c := &Client{token: opts.Token, actor: opts.Actor, where: opts.Server}
 	tr := opts.Transport
 	switch u.Scheme {
 	case "http", "https":
 		if u.Host == "" {
-			return nil, domain.Invalidf("server %q names no host", opts.Server)
+			return nil, domain.Invalidf("server %q names no host; a server is %s", opts.Server, serverForms)
 		}
 		c.base = u.Scheme + "://" + u.Host + strings.TrimSuffix(u.Path, "/")
 	case "unix":
-		if u.Path == "" {
+		// unix://dir/h.db.sock is the relative path dir/h.db.sock, as
+		// bolt://dir/h.db is a relative store path.
+		path := u.Host + u.Path
+		if path == "" {
 			return nil, domain.Invalidf("server %q names no socket; write unix:///path/to/queuectl.db.sock", opts.Server)
 		}
-		c.base, c.where = "http://unix", u.Path
+		c.base, c.where = "http://unix", path
 		if tr == nil {
-			path := u.Path
 			tr = &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 				var d net.Dialer
 				return d.DialContext(ctx, "unix", path)
 			}}
 		}
 	default:
-		return nil, domain.Invalidf("server %q: scheme must be http, https or unix", opts.Server)
+		return nil, domain.Invalidf("server %q: scheme %q is not supported; a server is %s", opts.Server, u.Scheme, serverForms)
 	}
 	if tr == nil {
 		tr = http.DefaultTransport
@@ -196,8 +207,13 @@ func (c *Client) decodeError(resp *http.Response) error {
 		return fmt.Errorf("server %s: %s", c.where, body.Error.Message)
 	}
 	hint := body.Error.Hint
-	if body.Error.Code == "unauthorized" && hint == "" {
+	switch {
+	case hint != "" || body.Error.Code != "unauthorized":
+	case c.token == "":
 		hint = "give a token with --token, --token-file or a context"
+	default:
+		hint = "the server knows no such token: check --token, --token-file or the context's token_file; " +
+			"'queuectl token create' makes a token and the config line that grants it"
 	}
 	if i := body.Error.Index; i != nil && *i >= 0 {
 		// A refused message of a send: rebuild the error the service

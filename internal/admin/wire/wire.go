@@ -142,9 +142,11 @@ type TuneBody struct {
 // so that a value refused is refused, and audited, by the service alone.
 type TuneValue string
 
-// MarshalJSON writes a whole number as a number, anything else as a string.
+// MarshalJSON writes a whole number as a number, anything else — "+3",
+// "03", which are no JSON numbers, and " 2" — as a string, for the service
+// to refuse as the operator wrote it.
 func (v TuneValue) MarshalJSON() ([]byte, error) {
-	if _, err := strconv.Atoi(string(v)); err == nil {
+	if _, ok := domain.ParseWholeNumber(string(v)); ok {
 		return []byte(v), nil
 	}
 	return json.Marshal(string(v))
@@ -211,6 +213,9 @@ func MessageQuery(f admin.MessageFilter) url.Values {
 	if f.Stuck != nil {
 		q.Set("stuck", strconv.FormatBool(*f.Stuck))
 	}
+	if f.NewestFirst {
+		q.Set("order", "newest")
+	}
 	setStr(q, "after", f.After)
 	return q
 }
@@ -226,6 +231,13 @@ func ParseMessageQuery(q url.Values) (admin.MessageFilter, error) {
 	}
 	f.Queues, f.Receivers, f.Senders, f.AppQueues = list(q, "queue"), list(q, "receiver"), list(q, "sender"), list(q, "app_queue")
 	f.ErrorText, f.After = q.Get("error"), q.Get("after")
+	switch q.Get("order") {
+	case "", "oldest":
+	case "newest":
+		f.NewestFirst = true
+	default:
+		return f, domain.Invalidf("order %q must be oldest (the default) or newest", q.Get("order"))
+	}
 	if f.OlderThan, err = parseTime(q, "older_than"); err != nil {
 		return f, err
 	}

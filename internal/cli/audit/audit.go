@@ -124,12 +124,12 @@ func RunList(ctx context.Context, opts *ListOptions) error {
 var columns = []output.Column[*domain.AuditEntry]{
 	{Header: "SEQ", Max: 10, Wide: true, Value: func(e *domain.AuditEntry) string { return strconv.FormatUint(e.Seq, 10) }},
 	{Header: "AT", Max: 20, Value: func(e *domain.AuditEntry) string { return output.Time(&e.At) }},
-	{Header: "ACTOR", Max: 30, Value: func(e *domain.AuditEntry) string { return output.Truncate(e.Actor, 30) }},
-	{Header: "SOURCE", Max: 30, Value: func(e *domain.AuditEntry) string { return output.Dash(output.Truncate(e.Source, 30)) }},
+	{Header: "ACTOR", Max: 30, Clip: 30, Value: func(e *domain.AuditEntry) string { return e.Actor }},
+	{Header: "SOURCE", Max: 30, Clip: 30, Value: func(e *domain.AuditEntry) string { return output.Dash(e.Source) }},
 	{Header: "ACTION", Max: 17, Value: func(e *domain.AuditEntry) string { return e.Action }},
-	{Header: "TARGETS", Max: 60, Value: targets},
+	{Header: "TARGETS", Max: 60, Clip: 60, Value: targets},
 	{Header: "RESULT", Max: 8, Value: func(e *domain.AuditEntry) string { return e.Result }},
-	{Header: "DETAIL", Max: 60, Value: func(e *domain.AuditEntry) string { return output.Dash(output.Truncate(e.Detail, 60)) }},
+	{Header: "DETAIL", Max: 60, Clip: 60, Value: func(e *domain.AuditEntry) string { return output.Dash(e.Detail) }},
 }
 
 // targets shows the one target, or how many there were.
@@ -138,7 +138,7 @@ func targets(e *domain.AuditEntry) string {
 	case 0:
 		return "-"
 	case 1:
-		return output.Truncate(e.Targets[0], 60)
+		return e.Targets[0]
 	}
 	return fmt.Sprintf("%s targets", cmdutil.FormatCount(len(e.Targets)))
 }

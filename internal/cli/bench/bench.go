@@ -60,8 +60,10 @@ delivery to a discard receiver or a local HTTP sink) and report:
 
 The engine settings come from the configuration (engine.workers,
 engine.eo_window, …), so QUEUECTL_ENGINE_WORKERS=32 queuectl bench measures
-another setting. --store runs on the given store instead of a temporary one.
-A progress bar shows on a terminal.`,
+another setting. --store runs on the given store instead of a temporary one: a
+new file, or a store without messages (bench refuses one that holds any, and
+changes nothing in it); the run's messages stay there afterwards. A progress
+bar shows on a terminal.`,
 		Example: `  queuectl bench
   queuectl bench --messages 50000 --qos EO -o json
   queuectl bench --qos EOIO --queues 1 --messages 20000

@@ -24,10 +24,12 @@ type FillOptions struct {
 	Blacklisted int
 	Payload     string
 	Force       bool
+	// Announce names the target a context chose, before the store changes.
+	Announce func()
 }
 
 func newFillCmd(f *cmdutil.Factory) *cobra.Command {
-	opts := &FillOptions{IO: f.IO, Config: f.Config, Format: f.Format}
+	opts := &FillOptions{IO: f.IO, Config: f.Config, Format: f.Format, Announce: f.AnnounceContextTarget}
 	cmd := &cobra.Command{
 		Use:   "fill",
 		Short: "Populate a store with many messages, for trying admin commands at scale",
@@ -59,6 +61,7 @@ that holds messages already is left alone unless --force adds to it.`,
 	fl.IntVar(&opts.Blacklisted, "blacklisted", 10, "how many of them are blacklisted (NDLV)")
 	fl.StringVar(&opts.Payload, "payload", "200B", "payload size of each message")
 	fl.BoolVar(&opts.Force, "force", false, "add to a store that holds messages already")
+	cmdutil.Acts(cmd)
 	return cmd
 }
 
@@ -79,6 +82,9 @@ func RunFill(ctx context.Context, opts *FillOptions) error {
 	path, err := cmdutil.StorePath(c)
 	if err != nil {
 		return err
+	}
+	if opts.Announce != nil {
+		opts.Announce()
 	}
 	st, err := bolt.Open(path, bolt.Options{})
 	if err != nil {

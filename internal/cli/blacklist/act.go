@@ -60,6 +60,7 @@ func newActCmd(f *cmdutil.Factory, action admin.Action, runF func(context.Contex
 		Action:      action,
 	}
 	cmd := &cobra.Command{
+		ValidArgsFunction: f.CompleteMessageIDs([]domain.Status{domain.StatusNDLV}, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Args = args
 			opts.FilterFlags = cmdutil.ChangedFlags(cmd, "queue", "receiver")

@@ -4,6 +4,7 @@ package blacklist
 
 import (
 	"context"
+	"io"
 	"strconv"
 	"time"
 
@@ -43,6 +44,7 @@ type ListOptions struct {
 	Receivers []string
 	After     string
 	Limit     int
+	Watch     cmdutil.WatchOptions
 }
 
 // NewListCmd builds `blacklist list`.
@@ -52,13 +54,19 @@ func NewListCmd(f *cmdutil.Factory, runF func(context.Context, *ListOptions) err
 		Use:   "list",
 		Short: "List blacklisted messages: id, queue, receiver, crashes, last crash, node, age",
 		Example: `  queuectl blacklist list
-  queuectl blacklist list --receiver ARCHIVE -o ids`,
+  queuectl blacklist list --receiver ARCHIVE -o ids
+  queuectl blacklist list --watch`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return RunList(cmd.Context(), opts)
+			return f.Watch(cmd.Context(), opts.Watch, cmd.CommandPath(), func(ctx context.Context, out io.Writer, hintf func(string, ...any)) error {
+				o := *opts
+				streams := *o.IO
+				o.IO, o.Hintf, streams.Out = &streams, hintf, out
+				if runF != nil {
+					return runF(ctx, &o)
+				}
+				return RunList(ctx, &o)
+			})
 		},
 	}
 	fl := cmd.Flags()
@@ -66,6 +74,7 @@ func NewListCmd(f *cmdutil.Factory, runF func(context.Context, *ListOptions) err
 	fl.StringSliceVar(&opts.Receivers, "receiver", nil, "only messages to these receivers")
 	fl.StringVar(&opts.After, "after", "", "start after this message id (paging)")
 	fl.IntVar(&opts.Limit, "limit", 100, "at most this many messages (0 = all, streamed)")
+	cmdutil.AddWatchFlags(cmd, &opts.Watch)
 	return cmd
 }
 

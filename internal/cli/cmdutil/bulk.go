@@ -148,7 +148,7 @@ func checkBulkArgs(a *BulkAction, opts *BulkOptions) error {
 	case opts.All && len(opts.Args) > 0:
 		return domain.WithHint(domain.ErrInvalid, fmt.Sprintf("give %ss or --all, not both", targetWord(a)), hint)
 	case !opts.All && len(opts.Args) == 0:
-		return domain.WithHint(domain.ErrInvalid, fmt.Sprintf("no %ss to %s", targetWord(a), a.Verb), hint)
+		return noTargets{domain.WithHint(domain.ErrInvalid, fmt.Sprintf("no %ss to %s", targetWord(a), a.Verb), hint)}
 	case len(opts.Args) > 1 && containsDash(opts.Args):
 		return domain.WithHint(domain.ErrInvalid, fmt.Sprintf("- reads the %ss from stdin; give it alone", targetWord(a)), hint)
 	case !opts.All && len(opts.FilterFlags) > 0:

@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/queuectl/queuectl/internal/admin"
+	"github.com/queuectl/queuectl/internal/domain"
 )
 
 // completeTimeout bounds how long shell completion waits for the service:
@@ -57,11 +59,95 @@ func (f *Factory) completeNames(kind admin.NameKind, param func(args []string) s
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		for i := range names {
-			names[i] = done + names[i]
-		}
-		return names, cobra.ShellCompDirectiveNoFileComp
+		return listed(done, names), cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// listed puts the values of a list typed so far (done, "NDLV,") before
+// each candidate, leaving out those it holds already, in any case.
+func listed(done string, candidates []string) []string {
+	given := map[string]bool{}
+	for _, v := range strings.Split(done, ",") {
+		given[strings.ToUpper(strings.TrimSpace(v))] = true
+	}
+	out := make([]string, 0, len(candidates))
+	for _, c := range candidates {
+		if !given[strings.ToUpper(c)] {
+			out = append(out, done+c)
+		}
+	}
+	return out
+}
+
+// maxCandidates bounds what completion offers: a shell shows no more.
+const maxCandidates = 1000
+
+// CompleteMessageIDs completes the ids of messages an action applies to —
+// in these statuses (any, when none are given), blacklisted ones only with
+// blacklisted — each with its status and queue as the description. Ids on
+// the command line already are not offered again.
+func (f *Factory) CompleteMessageIDs(statuses []domain.Status, blacklisted bool) CompleteFunc {
+	return func(_ *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if slices.Contains(args, "-") {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		svc, err := f.Admin()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), completeTimeout)
+		defer cancel()
+		filter := admin.MessageFilter{Statuses: statuses}
+		if blacklisted {
+			filter.Blacklisted = &blacklisted
+		}
+		prefix := strings.ToLower(toComplete)
+		var out []string
+		_ = svc.Messages(ctx, filter, func(m *domain.Message) error {
+			if strings.HasPrefix(m.ID, prefix) && !slices.Contains(args, m.ID) {
+				out = append(out, m.ID+"\t"+string(m.Status)+" "+m.Queue)
+			}
+			if len(out) == maxCandidates {
+				return admin.ErrStop
+			}
+			return nil
+		})
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// CompleteQueues completes the names of the queues a queue action applies
+// to: the running ones to stop, the stopped ones to start. Names on the
+// command line already are not offered again.
+func (f *Factory) CompleteQueues(action admin.Action) CompleteFunc {
+	return func(_ *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if slices.Contains(args, "-") {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		svc, err := f.Admin()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), completeTimeout)
+		defer cancel()
+		var out []string
+		_ = svc.Queues(ctx, admin.QueueFilter{}, func(q *domain.Queue) error {
+			if action.Selects(q) && strings.HasPrefix(q.Name, toComplete) && !slices.Contains(args, q.Name) {
+				out = append(out, q.Name)
+			}
+			if len(out) == maxCandidates {
+				return admin.ErrStop
+			}
+			return nil
+		})
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// noFiles completes nothing, and no file names: the arguments of
+// queuectl's commands are never files.
+func noFiles(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return nil, cobra.ShellCompDirectiveNoFileComp
 }
 
 // flagNames are the flags, by name, that take names of a kind wherever
@@ -93,6 +179,11 @@ func (f *Factory) RegisterCompletions(root *cobra.Command) {
 				_ = cmd.RegisterFlagCompletionFunc(fl.Name, CompleteValues(flagValues[fl.Name]...))
 			}
 		})
+		// Without a completion of its own, an argument completes to
+		// nothing rather than to the file names of the shell's default.
+		if cmd.ValidArgsFunction == nil && len(cmd.ValidArgs) == 0 && !cmd.HasSubCommands() {
+			cmd.ValidArgsFunction = noFiles
+		}
 		for _, c := range cmd.Commands() {
 			walk(c)
 		}
@@ -107,10 +198,6 @@ func CompleteValues(values ...string) CompleteFunc {
 		if i := strings.LastIndex(toComplete, ","); i >= 0 {
 			done = toComplete[:i+1]
 		}
-		out := make([]string, len(values))
-		for i, v := range values {
-			out[i] = done + v
-		}
-		return out, cobra.ShellCompDirectiveNoFileComp
+		return listed(done, values), cobra.ShellCompDirectiveNoFileComp
 	}
 }

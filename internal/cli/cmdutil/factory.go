@@ -30,9 +30,15 @@ type Factory struct {
 	// functions); Config reads them, once.
 	GlobalFlags *pflag.FlagSet
 	Now         func() time.Time
+	// Ticker ticks for --watch; time.NewTicker's by default. Tests tick
+	// by hand.
+	Ticker func(d time.Duration) (<-chan time.Time, func())
 	// CreateStore lets Admin create the embedded store when it does not
 	// exist (the command is marked with CreatesStore).
 	CreateStore bool
+	// Acting says that the command changes something (it is Audited): it
+	// names a target that a context chose before it acts (§8).
+	Acting bool
 
 	configOnce sync.Once
 	config     *config.Config
@@ -41,6 +47,24 @@ type Factory struct {
 	adminOnce sync.Once
 	admin     admin.Service
 	adminErr  error
+
+	announceOnce sync.Once
+}
+
+// AnnounceContextTarget names on stderr, once, the target of a command that
+// acts when a context chose it rather than the command line (§8): an
+// operator sees what production command is about to change before it does.
+func (f *Factory) AnnounceContextTarget() {
+	if !f.Acting {
+		return
+	}
+	c, err := f.Config()
+	if err != nil {
+		return
+	}
+	if name, target := ContextTarget(c); name != "" {
+		f.announceOnce.Do(func() { fmt.Fprintf(f.IO.ErrOut, "queuectl: using context %s (%s)\n", name, target) })
+	}
 }
 
 // New returns a Factory over the given streams.
@@ -101,11 +125,17 @@ func (f *Factory) openAdmin() (admin.Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	f.AnnounceContextTarget()
 	if server, token, err := remoteTarget(c); err != nil || server != "" {
 		if err != nil {
 			return nil, err
 		}
-		return remote.New(remote.Options{Server: server, Token: token})
+		// Not returned directly: a nil *Client in the interface would not be nil.
+		client, err := remote.New(remote.Options{Server: server, Token: token})
+		if err != nil {
+			return nil, err
+		}
+		return client, nil
 	}
 	loc, err := ResolveStore(c)
 	if err != nil {
@@ -128,7 +158,8 @@ func (f *Factory) openAdmin() (admin.Service, error) {
 		}
 		return local.New(st, opts), nil
 	}
-	return embedded.New(embedded.Options{Path: loc.Path, Local: opts, Create: f.CreateStore}), nil
+	return embedded.New(embedded.Options{Path: loc.Path, Local: opts, Create: f.CreateStore,
+		Socket: SocketAPI{MaxPayload: opts.MaxPayload}}), nil
 }
 
 // localActor names the operator in history and audit entries in embedded mode.

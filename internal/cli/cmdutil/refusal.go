@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,7 +16,23 @@ import (
 const (
 	auditAnnotation   = "queuectl.audit"
 	createsAnnotation = "queuectl.creates-store"
+	actsAnnotation    = "queuectl.acts"
 )
+
+// Acts marks cmd as one that changes the store although its refusals are
+// not audited (migrate, bench fill): like an audited command, it names a
+// target that a context chose (Factory.AnnounceContextTarget).
+func Acts(cmd *cobra.Command) {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[actsAnnotation] = "true"
+}
+
+// MayAct reports whether cmd changes something: Audited or Acts marked it.
+func MayAct(cmd *cobra.Command) bool {
+	return cmd.Annotations[auditAnnotation] != "" || cmd.Annotations[actsAnnotation] != ""
+}
 
 // Audited marks cmd as one whose refused requests are audited as action,
 // however they are refused: by the service, or by the command itself for a
@@ -43,6 +60,18 @@ func CreatesStore(cmd *cobra.Command) {
 
 // MayCreateStore reports whether CreatesStore marked cmd.
 func MayCreateStore(cmd *cobra.Command) bool { return cmd.Annotations[createsAnnotation] != "" }
+
+// ErrNoTargets marks the usage error of an action given nothing to act on
+// (`message resend` without ids): the command was never an action on
+// anything, so it is not audited as one.
+var ErrNoTargets = errors.New("nothing to act on")
+
+// noTargets is a usage error that is also ErrNoTargets.
+type noTargets struct{ error }
+
+func (e noTargets) Unwrap() error { return e.error }
+
+func (e noTargets) Is(target error) bool { return target == ErrNoTargets }
 
 // RecordRefusal writes the audit entry of a request the command refused
 // itself, before the service saw it, so that a refusal is audited the same

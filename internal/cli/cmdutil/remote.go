@@ -32,7 +32,7 @@ func remoteTarget(c *config.Config) (server, token string, err error) {
 	}
 	token = c.Token
 	if token == "" && tokenFile != "" {
-		b, err := config.ReadBounded(expandHome(tokenFile), 64<<10)
+		b, err := config.ReadBounded(ExpandHome(tokenFile), 64<<10)
 		if err != nil {
 			return "", "", domain.Invalidf("token file: %v", err)
 		}
@@ -41,7 +41,9 @@ func remoteTarget(c *config.Config) (server, token string, err error) {
 	return server, token, nil
 }
 
-func expandHome(p string) string {
+// ExpandHome expands a leading ~/ to the user's home directory, as a shell
+// would: a path in the config file, or quoted on the command line.
+func ExpandHome(p string) string {
 	if rest, ok := strings.CutPrefix(p, "~/"); ok {
 		if home, err := os.UserHomeDir(); err == nil {
 			return filepath.Join(home, rest)

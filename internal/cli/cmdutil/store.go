@@ -77,11 +77,12 @@ func StorePath(c *config.Config) (string, error) {
 }
 
 // selectedContext returns the context in use: the one --context names, else
-// current_context unless --server or --store names a target of its own. An
-// empty name means none.
+// current_context unless a target is given explicitly — --server, --store,
+// --db or their environment variables — which the file's current_context
+// never overrides (§8). An empty name means none.
 func selectedContext(c *config.Config) (string, config.Context, error) {
 	name := c.Context
-	if name == "" && c.ServerURL == "" && c.Store == "" {
+	if name == "" && c.ServerURL == "" && c.Store == "" && !c.DBExplicit {
 		name = c.CurrentContext
 	}
 	if name == "" {
@@ -92,4 +93,21 @@ func selectedContext(c *config.Config) (string, config.Context, error) {
 		return "", config.Context{}, domain.Invalidf("context %q is not defined under contexts: in the config file", name)
 	}
 	return name, ctx, nil
+}
+
+// ContextTarget returns the context that chose the command's target and
+// that target (a server, or a store with its password hidden), or "" when
+// the target was given explicitly or is the default store.
+func ContextTarget(c *config.Config) (name, target string) {
+	name, ctx, err := selectedContext(c)
+	if err != nil || name == "" {
+		return "", ""
+	}
+	switch {
+	case c.ServerURL == "" && ctx.Server != "":
+		return name, ctx.Server
+	case c.ServerURL == "" && c.Store == "" && ctx.Store != "":
+		return name, config.RedactURL(ctx.Store)
+	}
+	return "", ""
 }

@@ -77,7 +77,12 @@ func newActCmd(f *cmdutil.Factory, action admin.Action, runF func(context.Contex
 		Now:         f.Now,
 		Action:      action,
 	}
+	from := []domain.Status{domain.StatusNDLV, domain.StatusWAIT}
+	if action == admin.ActFail {
+		from = append(from, domain.StatusHOLD)
+	}
 	cmd := &cobra.Command{
+		ValidArgsFunction: f.CompleteMessageIDs(from, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Args = args
 			opts.FilterFlags = cmdutil.ChangedFlags(cmd, filterFlags...)

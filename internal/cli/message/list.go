@@ -22,8 +22,9 @@ type ListOptions struct {
 	Hintf  func(format string, args ...any)
 
 	Filters
-	After string
-	Limit int
+	After   string
+	Limit   int
+	Reverse bool
 }
 
 // Filters are the selection flags of `message list`, which the bulk
@@ -89,17 +90,20 @@ func NewListCmd(f *cmdutil.Factory, runF func(context.Context, *ListOptions) err
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List messages, oldest first, with filters and cursor paging",
-		Long: `List messages in creation order (ids are time-ordered UUIDv7). List-valued
-filters take comma-separated values and match any of them. A status marked
-with * is blacklisted.
+		Long: `List messages in creation order (ids are time-ordered UUIDv7), or newest
+first with --reverse. List-valued filters take comma-separated values and
+match any of them. A status marked with * is blacklisted. The table shows
+the start of each error; -o wide shows it whole.
 
 Paging: --limit N (default 100; 0 lists all, streamed) and --after ID to go
-on after the last id of the previous page. Age filters take a duration back
-from now (90s, 15m, 2h, 7d) or an RFC 3339 time.`,
+on after the last id of the previous page (in the list's order: with
+--reverse, the older ones). Age filters take a duration back from now (90s,
+15m, 2h, 7d) or an RFC 3339 time.`,
 		Example: `  queuectl message list --status NDLV,WAIT
   queuectl message list --queue XBQIORDERS_DE --limit 0 -o jsonl
   queuectl message list --receiver WMS --error timeout --older-than 1h
-  queuectl message list --limit 100 --after 0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1f`,
+  queuectl message list --limit 100 --after 0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1f
+  queuectl message list --reverse --limit 10 -o wide`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runF != nil {
@@ -112,6 +116,7 @@ from now (90s, 15m, 2h, 7d) or an RFC 3339 time.`,
 	opts.Filters.addFlags(fl, "")
 	fl.StringVar(&opts.After, "after", "", "start after this message id (paging)")
 	fl.IntVar(&opts.Limit, "limit", 100, "at most this many messages (0 = all, streamed)")
+	fl.BoolVar(&opts.Reverse, "reverse", false, "newest first")
 	return cmd
 }
 
@@ -151,6 +156,6 @@ func (opts *ListOptions) filter() (admin.MessageFilter, error) {
 		}
 	}
 	f, err := opts.Filters.filter(opts.Now())
-	f.After, f.Limit = opts.After, opts.Limit
+	f.After, f.Limit, f.NewestFirst = opts.After, opts.Limit, opts.Reverse
 	return f, err
 }

@@ -48,7 +48,7 @@ func Columns(now func() time.Time) []output.Column[*domain.Message] {
 		{Header: "CRASHES", Max: 4, Wide: true, Value: func(m *domain.Message) string { return strconv.Itoa(m.Crashes) }},
 		{Header: "SIZE", Max: 9, Value: func(m *domain.Message) string { return domain.FormatBytes(m.Size) }},
 		{Header: "AGE", Max: 5, Value: func(m *domain.Message) string { return output.Age(&m.CreatedAt, now()) }},
-		{Header: "ERROR", Max: 40, Value: func(m *domain.Message) string { return output.Dash(output.Truncate(m.Error, 40)) }},
+		{Header: "ERROR", Max: 40, Clip: 40, Value: func(m *domain.Message) string { return output.Dash(m.Error) }},
 	}
 }
 

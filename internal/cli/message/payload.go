@@ -24,7 +24,8 @@ func NewPayloadCmd(f *cmdutil.Factory, runF func(context.Context, *PayloadOption
 		Short: "Write a message's raw payload to stdout, byte for byte",
 		Example: `  queuectl message payload 0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1f > order.xml
   queuectl message payload 0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1f | xmllint --format -`,
-		Args: cmdutil.ExactArgs(1, "ID"),
+		Args:              cmdutil.ExactArgs(1, "ID"),
+		ValidArgsFunction: completeOneID(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]
 			if runF != nil {

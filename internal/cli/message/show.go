@@ -39,7 +39,8 @@ func NewShowCmd(f *cmdutil.Factory, runF func(context.Context, *ShowOptions) err
 		Short: "Show a message: metadata, last error, history, payload preview",
 		Example: `  queuectl message show 0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1f
   queuectl message show 0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1f -o json | jq .history`,
-		Args: cmdutil.ExactArgs(1, "ID"),
+		Args:              cmdutil.ExactArgs(1, "ID"),
+		ValidArgsFunction: completeOneID(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]
 			if runF != nil {
@@ -227,4 +228,16 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// completeOneID completes the one id of show and payload, of a message in
+// any status.
+func completeOneID(f *cmdutil.Factory) cmdutil.CompleteFunc {
+	ids := f.CompleteMessageIDs(nil, false)
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return ids(cmd, args, toComplete)
+	}
 }

@@ -22,13 +22,15 @@ type Options struct {
 	Config func() (*config.Config, error)
 	Format func() (output.Format, error)
 	Hintf  func(format string, args ...any)
+	// Announce names the target a context chose, before the schema changes.
+	Announce func()
 
 	Status bool
 }
 
 // NewCmd builds `queuectl migrate`.
 func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{IO: f.IO, Config: f.Config, Format: f.Format, Hintf: f.Hintf}
+	opts := &Options{IO: f.IO, Config: f.Config, Format: f.Format, Hintf: f.Hintf, Announce: f.AnnounceContextTarget}
 	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Create or update the queuectl schema in a PostgreSQL database",
@@ -56,6 +58,7 @@ applied, and changes nothing.`,
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Status, "status", false, "list the migrations and whether the database has them; change nothing")
+	cmdutil.Acts(cmd)
 	return cmd
 }
 
@@ -87,6 +90,9 @@ func Run(ctx context.Context, opts *Options) error {
 	if opts.Status {
 		list, err = postgres.MigrationStatus(ctx, loc.Postgres)
 	} else {
+		if opts.Announce != nil {
+			opts.Announce()
+		}
 		list, err = postgres.Migrate(ctx, loc.Postgres)
 	}
 	if err != nil {

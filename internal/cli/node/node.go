@@ -4,6 +4,7 @@ package node
 
 import (
 	"context"
+	"io"
 	"strconv"
 	"time"
 
@@ -36,12 +37,13 @@ type ListOptions struct {
 	// then means that no serve process holds it.
 	Embedded func() bool
 	Now      func() time.Time
+	Watch    cmdutil.WatchOptions
 }
 
 // NewListCmd builds `node list`.
 func NewListCmd(f *cmdutil.Factory, runF func(context.Context, *ListOptions) error) *cobra.Command {
 	opts := &ListOptions{IO: f.IO, Admin: f.Admin, Format: f.Format, Hintf: f.Hintf, Embedded: f.EmbeddedStore, Now: f.Now}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the nodes serving the store: address, heartbeat, liveness, queues owned, in-flight",
 		Long: `List the nodes that serve the store, one row per incarnation (a restarted
@@ -61,15 +63,23 @@ holds the file, which owns every queue. With no server running the list is
 empty, and says so on stderr.`,
 		Example: `  queuectl node list
   queuectl node list -o json | jq '.[] | select(.alive | not)'
-  queuectl --store postgres://db.example/queuectl node list -o wide`,
+  queuectl --store postgres://db.example/queuectl node list -o wide
+  queuectl node list -w`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return RunList(cmd.Context(), opts)
+			return f.Watch(cmd.Context(), opts.Watch, cmd.CommandPath(), func(ctx context.Context, out io.Writer, hintf func(string, ...any)) error {
+				o := *opts
+				streams := *o.IO
+				o.IO, o.Hintf, streams.Out = &streams, hintf, out
+				if runF != nil {
+					return runF(ctx, &o)
+				}
+				return RunList(ctx, &o)
+			})
 		},
 	}
+	cmdutil.AddWatchFlags(cmd, &opts.Watch)
+	return cmd
 }
 
 // RunList prints the nodes.

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"io"
 	"strconv"
 	"time"
 
@@ -20,12 +21,13 @@ type BlockedOptions struct {
 	Format func() (output.Format, error)
 	Now    func() time.Time
 	Hintf  func(format string, args ...any)
+	Watch  cmdutil.WatchOptions
 }
 
 // NewBlockedCmd builds `queue blocked`.
 func NewBlockedCmd(f *cmdutil.Factory, runF func(context.Context, *BlockedOptions) error) *cobra.Command {
 	opts := &BlockedOptions{IO: f.IO, Admin: f.Admin, Format: f.Format, Now: f.Now, Hintf: f.Hintf}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "blocked",
 		Short: "List blocked queues with the head message that blocks each",
 		Long: `List every BLOCKED queue with its blocking head: id, status, error, how long
@@ -41,15 +43,23 @@ An EO message NDLV by a permanent error or blacklisting blocks nothing: later
 messages go on without it. A queue left with only such messages is in state
 ERROR; 'queuectl queue list --state ERROR' lists those.`,
 		Example: `  queuectl queue blocked
-  queuectl queue blocked -o json | jq -r '.[].head.id'`,
+  queuectl queue blocked -o json | jq -r '.[].head.id'
+  queuectl queue blocked -w --interval 5s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return RunBlocked(cmd.Context(), opts)
+			return f.Watch(cmd.Context(), opts.Watch, cmd.CommandPath(), func(ctx context.Context, out io.Writer, hintf func(string, ...any)) error {
+				o := *opts
+				streams := *o.IO
+				o.IO, o.Hintf, streams.Out = &streams, hintf, out
+				if runF != nil {
+					return runF(ctx, &o)
+				}
+				return RunBlocked(ctx, &o)
+			})
 		},
 	}
+	cmdutil.AddWatchFlags(cmd, &opts.Watch)
+	return cmd
 }
 
 // RunBlocked prints the blocked queues.
@@ -121,7 +131,7 @@ func blockedColumns(now func() time.Time) []output.Column[*domain.Queue] {
 		{Header: "CRASHES", Max: 3, Value: head(func(h *domain.QueueHead) string { return strconv.Itoa(h.Crashes) })},
 		{Header: "BEHIND", Max: 8, Value: func(q *domain.Queue) string { return behind(q) }},
 		{Header: "CLASS", Max: 9, Wide: true, Value: head(func(h *domain.QueueHead) string { return output.Dash(string(h.ErrorClass)) })},
-		{Header: "ERROR", Max: 60, Value: head(func(h *domain.QueueHead) string { return output.Dash(output.Truncate(h.Error, 60)) })},
+		{Header: "ERROR", Max: 60, Clip: 60, Value: head(func(h *domain.QueueHead) string { return output.Dash(h.Error) })},
 	}
 }
 

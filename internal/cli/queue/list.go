@@ -1,7 +1,10 @@
 package queue
 
 import (
+	"cmp"
 	"context"
+	"io"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,6 +27,8 @@ type ListOptions struct {
 	Filters
 	After string
 	Limit int
+	Sort  string
+	Watch cmdutil.WatchOptions
 }
 
 // Filters are the selection flags of `queue list`, which `queue stop` and
@@ -90,23 +95,37 @@ States: ACTIVE (messages to deliver), WAITING (the head waits for a retry),
 BLOCKED (the head is NDLV and holds up the queue), ERROR (nothing to deliver,
 but NDLV messages that block nothing — EO messages after a permanent error or
 blacklisting — wait for an operator), STOPPED (stopped by an operator), EMPTY
-(depth 0; never while messages are open).`,
+(depth 0; never while messages are open).
+
+--sort depth lists the deepest queues first, --sort age those whose oldest
+open message is oldest; with --limit N, the first N of that order.
+--watch lists again every --interval (2s), in place on a terminal.`,
 		Example: `  queuectl queue list
   queuectl queue list --state BLOCKED,WAITING
   queuectl queue list --qos EOIO --name 'XBQ*' -o wide
-  queuectl queue list --receiver WMS -o json`,
+  queuectl queue list --receiver WMS -o json
+  queuectl queue list --sort depth --limit 10
+  queuectl queue list --state BLOCKED,WAITING --watch`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return RunList(cmd.Context(), opts)
+			return f.Watch(cmd.Context(), opts.Watch, cmd.CommandPath(), func(ctx context.Context, out io.Writer, hintf func(string, ...any)) error {
+				o := *opts
+				streams := *o.IO
+				o.IO, o.Hintf, streams.Out = &streams, hintf, out
+				if runF != nil {
+					return runF(ctx, &o)
+				}
+				return RunList(ctx, &o)
+			})
 		},
 	}
 	fl := cmd.Flags()
 	opts.Filters.addFlags(fl, "")
 	fl.StringVar(&opts.After, "after", "", "start after this queue name (paging)")
 	fl.IntVar(&opts.Limit, "limit", 0, "at most this many queues (0 = all)")
+	fl.StringVar(&opts.Sort, "sort", sortName, "order: name, depth (deepest first) or age (oldest open message first)")
+	_ = cmd.RegisterFlagCompletionFunc("sort", cmdutil.CompleteValues(sortName, sortDepth, sortAge))
+	cmdutil.AddWatchFlags(cmd, &opts.Watch)
 	return cmd
 }
 
@@ -125,7 +144,12 @@ func RunList(ctx context.Context, opts *ListOptions) error {
 		return err
 	}
 	l := output.NewList(opts.IO.Out, format, Columns(opts.Now), func(q *domain.Queue) string { return q.Name })
-	if err := svc.Queues(ctx, f, l.Add); err != nil {
+	if opts.Sort == sortName || opts.Sort == "" {
+		err = svc.Queues(ctx, f, l.Add)
+	} else {
+		err = sortedQueues(ctx, svc, f, opts.Sort, l.Add)
+	}
+	if err != nil {
 		return err
 	}
 	if err := l.Close(); err != nil {
@@ -137,9 +161,69 @@ func RunList(ctx context.Context, opts *ListOptions) error {
 	return nil
 }
 
+// The orders of --sort.
+const (
+	sortName  = "name"
+	sortDepth = "depth"
+	sortAge   = "age"
+)
+
+// sortedQueues lists the queues f selects in the order of --sort: the
+// deepest first (depth), or the one whose oldest open message is oldest
+// first (age), by name among equals; the limit keeps the first of that
+// order. The store lists queues by name, so all of them are read and
+// ordered here — O(queues), as queue list is anyway.
+func sortedQueues(ctx context.Context, svc admin.Service, f admin.QueueFilter, by string, add func(*domain.Queue) error) error {
+	limit := f.Limit
+	f.Limit = 0
+	var qs []*domain.Queue
+	if err := svc.Queues(ctx, f, func(q *domain.Queue) error {
+		qs = append(qs, q)
+		return nil
+	}); err != nil {
+		return err
+	}
+	slices.SortStableFunc(qs, func(a, b *domain.Queue) int {
+		switch by {
+		case sortDepth:
+			return cmp.Compare(b.Depth, a.Depth)
+		default: // sortAge: a queue without open messages sorts last
+			if a.OldestAt == nil || b.OldestAt == nil {
+				return cmp.Compare(boolInt(a.OldestAt == nil), boolInt(b.OldestAt == nil))
+			}
+			return a.OldestAt.Compare(*b.OldestAt)
+		}
+	})
+	if limit > 0 && len(qs) > limit {
+		qs = qs[:limit]
+	}
+	for _, q := range qs {
+		if err := add(q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func (opts *ListOptions) filter() (admin.QueueFilter, error) {
 	if opts.Limit < 0 {
 		return admin.QueueFilter{}, domain.Invalidf("--limit %d must be 0 (all) or more", opts.Limit)
+	}
+	switch opts.Sort {
+	case sortName, "":
+	case sortDepth, sortAge:
+		if opts.After != "" {
+			return admin.QueueFilter{}, cmdutil.FlagError("--after pages through queues by name; it does not go with --sort %s", opts.Sort)
+		}
+	default:
+		return admin.QueueFilter{}, cmdutil.FlagError("--sort %q must be name, depth or age", opts.Sort)
 	}
 	f, err := opts.Filters.filter()
 	f.After, f.Limit = opts.After, opts.Limit

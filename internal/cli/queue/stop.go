@@ -55,8 +55,12 @@ func newStopCmd(f *cmdutil.Factory, stop bool, runF func(context.Context, *StopO
 		BulkOptions: cmdutil.BulkOptions{IO: f.IO, Admin: f.Admin, Format: f.Format, Hintf: f.Hintf},
 		Stop:        stop,
 	}
+	action := admin.ActStart
+	if stop {
+		action = admin.ActStop
+	}
 	cmd := &cobra.Command{
-		ValidArgsFunction: f.CompleteNames(admin.NameQueue),
+		ValidArgsFunction: f.CompleteQueues(action),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Args = args
 			opts.FilterFlags = cmdutil.ChangedFlags(cmd, filterFlags...)
@@ -67,10 +71,6 @@ func newStopCmd(f *cmdutil.Factory, stop bool, runF func(context.Context, *StopO
 		},
 	}
 	cmdutil.AddBulkFlags(cmd, &opts.BulkOptions, "queue", true)
-	action := admin.ActStart
-	if stop {
-		action = admin.ActStop
-	}
 	cmdutil.Audited(cmd, string(action))
 	opts.Filters.addFlags(cmd.Flags(), "with --all: ")
 	return cmd

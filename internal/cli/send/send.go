@@ -53,8 +53,8 @@ binary; it is stored byte for byte. With --prepare the message is stored as PEND
 for a transactional send and becomes visible to delivery only on 'tx commit'.
 
 With --jsonl, stdin holds one message per line:
-  {"qos":"EO","sender":"ERP","receiver":"WMS","interface":"OrderCreate",
-   "headers":{"k":"v"},"payload":"text"}
+  {"qos": "EO", "sender": "ERP", "receiver": "WMS", "interface": "OrderCreate",
+   "headers": {"k": "v"}, "payload": "text"}
 ("receivers" takes a list, "payload_b64" a base64 payload, "app_queue" the
 EOIO application queue, "prepare" true for PEND). Every line is checked before
 anything is stored; a bad line is named and nothing is stored. The ids are
@@ -124,11 +124,13 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	l := newIDList(opts.IO.Out, format)
-	if err := l.Add(msgs[0]); err != nil {
+	// One message is one object, as message show prints it; a table is
+	// its id, so that id=$(queuectl send ...) works.
+	m := msgs[0]
+	return output.Value(opts.IO.Out, format, m, func(w io.Writer, _ bool) error {
+		_, err := fmt.Fprintln(w, m.ID)
 		return err
-	}
-	return l.Close()
+	}, func() []string { return []string{m.ID} })
 }
 
 func (opts *Options) checkJSONLFlags() error {

@@ -143,7 +143,7 @@ func TestSendRunFile(t *testing.T) {
 	b.opts.QoS, b.opts.Sender, b.opts.File = "EO", "ERP", p
 	require.NoError(t, send.Run(context.Background(), b.opts))
 	require.Equal(t, []byte{0, 1, 2}, b.admin.reqs[0].Payload)
-	require.True(t, strings.HasPrefix(b.out.String(), "[\n"), "-o json prints the stored messages as an array")
+	require.True(t, strings.HasPrefix(b.out.String(), "{\n"), "-o json prints the stored message as one object")
 	require.Contains(t, b.out.String(), `"id": "0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1a"`)
 }
 

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -42,6 +43,7 @@ func (b *testBundle) create(t *testing.T, name, role string) error {
 		Format: func() (output.Format, error) { return b.format, nil },
 		Config: func() (*config.Config, error) { return b.cfg, nil },
 		Rand:   bytes.NewReader(bytes.Repeat([]byte{1}, 32)),
+		Now:    func() time.Time { return time.Date(2026, 3, 10, 12, 0, 0, 123, time.UTC) },
 		Name:   name, Role: role,
 	})
 }
@@ -83,7 +85,7 @@ func TestCreatePrintsTheTokenAndTheLineThatGrantsIt(t *testing.T) {
 	b := setup(t)
 	require.NoError(t, b.create(t, "ops", "operator"))
 	require.Equal(t, wantToken+"\n", b.out.String(), "stdout is the token alone, for a token file")
-	line := `- {name: ops, role: operator, sha256: "` + sum(wantToken) + `"}`
+	line := `- {name: ops, role: operator, sha256: "` + sum(wantToken) + `", created: "2026-03-10T12:00:00Z"}`
 	require.Equal(t, "queuectl: add this line under server.tokens in the server's config file and restart serve; the token is shown only now:\n"+
 		line+"\n", b.errOut.String())
 
@@ -93,7 +95,8 @@ func TestCreatePrintsTheTokenAndTheLineThatGrantsIt(t *testing.T) {
 	require.NoError(t, os.WriteFile(p, []byte("server:\n  tokens:\n    "+line+"\n"), 0o600))
 	c, err := config.LoadFile(p)
 	require.NoError(t, err)
-	require.Equal(t, []config.Token{{Name: "ops", Role: "operator", SHA256: httpapi.HashToken(wantToken)}}, c.Server.Tokens)
+	require.Equal(t, []config.Token{{Name: "ops", Role: "operator", SHA256: httpapi.HashToken(wantToken), Created: "2026-03-10T12:00:00Z"}},
+		c.Server.Tokens)
 }
 
 func TestCreateQuietPrintsTheLineAlone(t *testing.T) {
@@ -103,7 +106,7 @@ func TestCreateQuietPrintsTheLineAlone(t *testing.T) {
 	b.cfg.Quiet = true
 	require.NoError(t, b.create(t, "grafana", "monitor"))
 	require.Equal(t, wantToken+"\n", b.out.String())
-	require.Equal(t, `- {name: grafana, role: monitor, sha256: "`+sum(wantToken)+`"}`+"\n", b.errOut.String())
+	require.Equal(t, `- {name: grafana, role: monitor, sha256: "`+sum(wantToken)+`", created: "2026-03-10T12:00:00Z"}`+"\n", b.errOut.String())
 }
 
 func TestCreateJSON(t *testing.T) {
@@ -115,8 +118,8 @@ func TestCreateJSON(t *testing.T) {
 	var got map[string]string
 	require.NoError(t, json.Unmarshal(b.out.Bytes(), &got))
 	require.Equal(t, map[string]string{
-		"name": "ci", "role": "producer", "token": wantToken, "sha256": sum(wantToken),
-		"config_line": `- {name: ci, role: producer, sha256: "` + sum(wantToken) + `"}`,
+		"name": "ci", "role": "producer", "token": wantToken, "sha256": sum(wantToken), "created": "2026-03-10T12:00:00Z",
+		"config_line": `- {name: ci, role: producer, sha256: "` + sum(wantToken) + `", created: "2026-03-10T12:00:00Z"}`,
 	}, got)
 	require.Empty(t, b.errOut.String(), "everything is in the JSON")
 }

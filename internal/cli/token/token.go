@@ -12,10 +12,10 @@ import (
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "token",
-		Short: "Create API tokens for 'queuectl serve --listen'",
+		Short: "Create and list API tokens for 'queuectl serve --listen'",
 		Args:  cobra.ArbitraryArgs,
 		RunE:  cmdutil.RunGroup,
 	}
-	cmd.AddCommand(NewCreateCmd(f, nil))
+	cmd.AddCommand(NewCreateCmd(f, nil), NewListCmd(f, nil))
 	return cmd
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
+	"github.com/queuectl/queuectl/internal/domain"
 )
 
 // ActOptions are the parsed flags of `tx commit` and `tx rollback`.
@@ -60,6 +61,7 @@ func newActCmd(f *cmdutil.Factory, commit bool, runF func(context.Context, *ActO
 		Commit:      commit,
 	}
 	cmd := &cobra.Command{
+		ValidArgsFunction: f.CompleteMessageIDs([]domain.Status{domain.StatusPEND}, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Args = args
 			opts.FilterFlags = cmdutil.ChangedFlags(cmd, filterFlags...)

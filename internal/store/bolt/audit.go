@@ -74,7 +74,7 @@ func encodeAudit(e *domain.AuditEntry) ([]byte, error) {
 func decodeAudit(seq uint64, v []byte) (*domain.AuditEntry, error) {
 	var s storedAudit
 	if err := json.Unmarshal(v, &s); err != nil {
-		return nil, fmt.Errorf("decode audit entry %d: %w", seq, err)
+		return nil, corrupt("decode audit entry %d: %v", seq, err)
 	}
 	s.Seq = seq
 	e := domain.AuditEntry(s)

@@ -30,6 +30,7 @@ package bolt
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -119,8 +120,10 @@ func Open(path string, opts Options) (*Store, error) {
 // Path returns the file the store was opened from.
 func (s *Store) Path() string { return s.path }
 
-// View runs fn in a read-only bbolt transaction.
-func (s *Store) View(ctx context.Context, fn func(store.Reader) error) error {
+// View runs fn in a read-only bbolt transaction. Damage that the
+// transaction runs into — a page bbolt cannot read, a record that does not
+// decode — is an error wrapping ErrDamaged, not a panic.
+func (s *Store) View(ctx context.Context, fn func(store.Reader) error) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -129,13 +132,23 @@ func (s *Store) View(ctx context.Context, fn func(store.Reader) error) error {
 	if s.closed {
 		return s.errClosed()
 	}
-	return s.db.View(func(tx *bbolt.Tx) error {
+	// bbolt reads the file through its memory mapping, and trusts it: a
+	// damaged page can send a read past the mapping (a fault) or trip an
+	// assertion. bbolt's View rolls the transaction back as the panic
+	// passes, so the store stays usable for the error to be reported.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = recovered(s.path, r)
+		}
+	}()
+	return damaged(s.path, s.db.View(func(tx *bbolt.Tx) error {
 		t := &txn{tx: tx, clock: s.clock, owner: s.owner()}
 		if err := fn(t); err != nil {
 			return err
 		}
 		return t.flush()
-	})
+	}))
 }
 
 // Update runs fn in a read-write transaction. Concurrent Updates are grouped
@@ -166,13 +179,13 @@ func (s *Store) write(ctx context.Context, fn func(t *txn) error) error {
 	if s.readOnly {
 		return fmt.Errorf("the store %s is open read-only", s.path)
 	}
-	return s.group.run(func(tx *bbolt.Tx) error {
+	return damaged(s.path, s.group.run(func(tx *bbolt.Tx) error {
 		t := &txn{tx: tx, clock: s.clock, owner: s.owner()}
 		if err := fn(t); err != nil {
 			return err
 		}
 		return t.flush()
-	})
+	}))
 }
 
 // Commits returns how many write transactions were committed since Open,

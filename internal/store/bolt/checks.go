@@ -67,10 +67,10 @@ func (t *txn) claimChecks(p store.ClaimChecksParams) (*store.ClaimChecksResult, 
 	for _, key := range due {
 		cur, err := t.stored(key)
 		if err != nil {
-			return nil, fmt.Errorf("checks index names a missing message: %w", err)
+			return nil, corrupt("checks index names a missing message: %v", err)
 		}
 		if cur.Status != domain.StatusPEND || cur.Stuck {
-			return nil, fmt.Errorf("checks index names message %s, which is %s (stuck: %t)", cur.ID, cur.Status, cur.Stuck)
+			return nil, corrupt("checks index names message %s, which is %s (stuck: %t)", cur.ID, cur.Status, cur.Stuck)
 		}
 		next := cur.Clone()
 		next.LastCheckAt = &now

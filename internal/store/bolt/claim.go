@@ -162,7 +162,7 @@ func (c *claimer) routeQueue(name string) error {
 	for _, id := range ids {
 		m, err := c.t.stored(id)
 		if err != nil {
-			return fmt.Errorf("ready index names a missing message: %w", err)
+			return corrupt("ready index names a missing message: %v", err)
 		}
 		if m.Queue != name || m.Status != domain.StatusTBDL {
 			continue // it followed a failed message of its app queue to the error queue

@@ -318,7 +318,7 @@ func (s storedMessage) payloadKey(id uuid.UUID) uuid.UUID {
 func decodeMessage(k, v []byte) (storedMessage, error) {
 	d := decoder{b: v}
 	if d.byte() != recordV1 && d.err == nil {
-		return storedMessage{}, fmt.Errorf("decode message %x: unknown record encoding %d", k, v[0])
+		return storedMessage{}, corrupt("decode message %x: unknown record encoding %d", k, v[0])
 	}
 	m := &domain.Message{ID: idString(k)}
 	flags := d.byte()
@@ -376,7 +376,7 @@ func decodeMessage(k, v []byte) (storedMessage, error) {
 		decodeCheck(&d, m)
 	}
 	if d.err != nil {
-		return storedMessage{}, fmt.Errorf("decode message %s: %w", m.ID, d.err)
+		return storedMessage{}, corrupt("decode message %s: %v", m.ID, d.err)
 	}
 	return storedMessage{Message: m, sharedPayload: flags&msgSharedPayload != 0, parent: parent}, nil
 }
@@ -407,7 +407,7 @@ func decodeHistory(v []byte) ([]domain.HistoryEntry, error) {
 		out = append(out, h)
 	}
 	if d.err != nil {
-		return nil, fmt.Errorf("decode history: %w", d.err)
+		return nil, corrupt("decode history: %v", d.err)
 	}
 	return out, nil
 }
@@ -443,7 +443,7 @@ func encodeQueue(q *store.QueueRecord) []byte {
 func decodeQueue(name string, v []byte) (*store.QueueRecord, error) {
 	d := decoder{b: v}
 	if d.byte() != recordV1 && d.err == nil {
-		return nil, fmt.Errorf("decode queue %s: unknown record encoding %d", name, v[0])
+		return nil, corrupt("decode queue %q: unknown record encoding %d", name, v[0])
 	}
 	q := &store.QueueRecord{Name: name, QoS: domain.EO, Stage: domain.Inbound, Counts: map[domain.Status]int64{}}
 	flags := d.byte()
@@ -467,7 +467,7 @@ func decodeQueue(name string, v []byte) (*store.QueueRecord, error) {
 		q.Stuck = int64(d.uvarint())
 	}
 	if d.err != nil {
-		return nil, fmt.Errorf("decode queue %s: %w", name, d.err)
+		return nil, corrupt("decode queue %q: %v", name, d.err)
 	}
 	return q, nil
 }

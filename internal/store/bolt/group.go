@@ -75,9 +75,12 @@ func (g *groupCommit) run(fn func(*bbolt.Tx) error) error {
 func (g *groupCommit) commit(group []*groupCall) {
 	for len(group) > 0 {
 		failed, ferr := -1, error(nil)
-		err := g.db.Update(func(tx *bbolt.Tx) error {
+		// Damage that the commit itself runs into (writing the freelist,
+		// splitting a node) is an error for the whole group, not a panic
+		// that would end the process.
+		err := update(g.db, g.db.Path(), func(tx *bbolt.Tx) error {
 			for i, c := range group {
-				if err := safeCall(c.fn, tx); err != nil {
+				if err := safeCall(g.db.Path(), c.fn, tx); err != nil {
 					failed, ferr = i, err
 					return errGroupRetry
 				}
@@ -97,10 +100,15 @@ func (g *groupCommit) commit(group []*groupCall) {
 }
 
 // safeCall turns a panic in fn into an error, so one bad function cannot
-// take the other callers of its group down with it.
-func safeCall(fn func(*bbolt.Tx) error, tx *bbolt.Tx) (err error) {
+// take the other callers of its group down with it; a panic that damage to
+// the store raised is the store's damaged error.
+func safeCall(path string, fn func(*bbolt.Tx) error, tx *bbolt.Tx) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
+			if isDamage(r) {
+				err = recovered(path, r)
+				return
+			}
 			err = fmt.Errorf("panic in a store update: %v", r)
 		}
 	}()

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
@@ -91,6 +92,9 @@ func openFile(path string, opts Options) (*bbolt.DB, error) {
 			return nil, err
 		}
 		complete, err := inspect(db, path)
+		if err == nil && size <= verifyLimit {
+			err = verify(db, path)
+		}
 		if err == nil && opts.ReadOnly {
 			if complete {
 				return db, nil
@@ -121,7 +125,7 @@ func openBolt(path string, timeout time.Duration, readOnly, noSync bool) (db *bb
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			db, err = nil, notStore(path, "reading it failed: %v", r)
+			db, err = nil, recovered(path, r)
 		}
 	}()
 	db, err = bbolt.Open(path, 0o600, &bbolt.Options{
@@ -173,7 +177,7 @@ func inspect(db *bbolt.DB, path string) (complete bool, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			complete, err = false, notStore(path, "reading it failed: %v", r)
+			complete, err = false, recovered(path, r)
 		}
 	}()
 	info, err := os.Stat(path)
@@ -196,6 +200,17 @@ func inspect(db *bbolt.DB, path string) (complete bool, err error) {
 		if err := checkMeta(path, meta); err != nil {
 			return err
 		}
+		// A bucket no layout had is a damaged name: creating the
+		// "missing" one beside it would write to a damaged store.
+		known := bucketNames()
+		if err := tx.ForEach(func(name []byte, _ *bbolt.Bucket) error {
+			if !slices.Contains(known, string(name)) {
+				return &damagedError{path: path, reason: fmt.Sprintf("it holds a bucket %q that no queuectl store has", name)}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
 		complete = true
 		for _, name := range bucketNames() {
 			complete = complete && tx.Bucket([]byte(name)) != nil
@@ -213,7 +228,7 @@ func initialise(db *bbolt.DB, path string) error {
 	if err != nil || complete {
 		return err
 	}
-	return db.Update(func(tx *bbolt.Tx) error {
+	return update(db, path, func(tx *bbolt.Tx) error {
 		noChecks := tx.Bucket([]byte(bucketChecks)) == nil
 		for _, name := range bucketNames() {
 			if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {

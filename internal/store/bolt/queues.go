@@ -148,7 +148,7 @@ func (t *txn) QueueMessages(queue string, p store.QueueMessagesParams, fn func(*
 	err := t.walk(b, prefix, start, false, func(_, v []byte) error {
 		m, err := t.stored(uuid.UUID(v))
 		if err != nil {
-			return fmt.Errorf("queue %s: index names a missing message: %w", queue, err)
+			return corrupt("queue %s: index names a missing message: %v", queue, err)
 		}
 		if !indexed && p.AppQueue != "" && m.AppQueue != p.AppQueue {
 			return nil

@@ -29,6 +29,7 @@ func (t *txn) Messages(f store.MessageFilter, fn func(*domain.Message) error) er
 		}
 	}
 	q := newMessageQuery(f)
+	q.reverse = f.Reverse
 	lim := limiter{limit: f.Limit}
 	for {
 		n := lim.page()
@@ -59,6 +60,8 @@ type messageQuery struct {
 	// arguments numbered from $3 ($1 is the cursor, $2 the page size).
 	conds []string
 	args  []any
+	// reverse walks in descending id order.
+	reverse bool
 }
 
 func newMessageQuery(f store.MessageFilter) *messageQuery {
@@ -118,15 +121,18 @@ func newMessageQuery(f store.MessageFilter) *messageQuery {
 func (q *messageQuery) page(after pgtype.UUID, n int) (string, []any) {
 	args := append([]any{after, n}, q.args...)
 	conds := q.conds
+	cursor, order := `id > $1`, ` ORDER BY id LIMIT $2`
+	if q.reverse {
+		cursor, order = `id < $1`, ` ORDER BY id DESC LIMIT $2`
+	}
 	if after.Valid {
-		conds = append([]string{`id > $1`}, conds...)
+		conds = append([]string{cursor}, conds...)
 	} else {
 		// $1 is unused; a statement must still state its type.
 		conds = append([]string{`$1::uuid IS NULL`}, conds...)
 	}
 	query := func(extra ...string) string {
-		return `SELECT ` + messageColumns + ` FROM messages WHERE ` + strings.Join(append(slices.Clone(conds), extra...), ` AND `) +
-			` ORDER BY id LIMIT $2`
+		return `SELECT ` + messageColumns + ` FROM messages WHERE ` + strings.Join(append(slices.Clone(conds), extra...), ` AND `) + order
 	}
 	switch len(q.statuses) {
 	case 0:
@@ -139,5 +145,5 @@ func (q *messageQuery) page(after pgtype.UUID, n int) (string, []any) {
 		args = append(args, string(s))
 		branches[i] = `(` + query(`status = $`+strconv.Itoa(len(args))) + `)`
 	}
-	return strings.Join(branches, ` UNION ALL `) + ` ORDER BY id LIMIT $2`, args
+	return strings.Join(branches, ` UNION ALL `) + order, args
 }

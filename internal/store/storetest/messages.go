@@ -111,6 +111,16 @@ func testMessages(t *testing.T, open Opener) {
 			{"limit with statuses", store.MessageFilter{Statuses: statuses(domain.StatusTBDL, domain.StatusNDLV), Limit: 2}, []int{0, 1}},
 			{"after and limit", store.MessageFilter{After: m[0].ID, Limit: 2}, []int{1, 2}},
 			{"nothing matches", store.MessageFilter{Senders: []string{"NOBODY"}}, nil},
+			{"reverse", store.MessageFilter{Reverse: true}, []int{9, 8, 7, 6, 5, 4, 3, 2, 1, 0}},
+			{"reverse with a status", store.MessageFilter{Reverse: true, Statuses: statuses(domain.StatusTBDL)}, []int{6, 0}},
+			{"reverse merges statuses", store.MessageFilter{Reverse: true, Statuses: statuses(domain.StatusTBDL, domain.StatusNDLV)}, []int{6, 3, 1, 0}},
+			{"reverse, first and last status", store.MessageFilter{Reverse: true, Statuses: statuses(domain.StatusDLNG, domain.StatusPEND)}, []int{9, 5}},
+			{"reverse after", store.MessageFilter{Reverse: true, After: m[4].ID}, []int{3, 2, 1, 0}},
+			{"reverse after with statuses", store.MessageFilter{Reverse: true, After: m[6].ID, Statuses: statuses(domain.StatusTBDL, domain.StatusNDLV)}, []int{3, 1, 0}},
+			{"reverse after the first", store.MessageFilter{Reverse: true, After: m[0].ID}, nil},
+			{"reverse limit", store.MessageFilter{Reverse: true, Limit: 2}, []int{9, 8}},
+			{"reverse with a filter and limit", store.MessageFilter{Reverse: true, Senders: []string{SenderSHOP}, Limit: 2}, []int{7, 4}},
+			{"reverse with statuses and limit", store.MessageFilter{Reverse: true, Statuses: statuses(domain.StatusHOLD, domain.StatusWAIT, domain.StatusNDLV), Limit: 3}, []int{7, 4, 3}},
 		} {
 			want := []string{}
 			for _, i := range tc.want {

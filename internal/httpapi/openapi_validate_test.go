@@ -1,0 +1,189 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/stretchr/testify/require"
+
+	"github.com/queuectl/queuectl/internal/admin"
+	"github.com/queuectl/queuectl/internal/domain"
+)
+
+// strictDoc loads the document with kin-openapi and validates it as an
+// OpenAPI 3.0 document, formats, patterns, defaults and examples included.
+// Every object schema that lists its properties is then closed to others,
+// so that a field the server sends and the document does not describe
+// fails the response checks.
+func strictDoc(t *testing.T) *openapi3.T {
+	t.Helper()
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(OpenAPI)
+	require.NoError(t, err)
+	require.NoError(t, doc.Validate(context.Background(), openapi3.EnableMultiError(), openapi3.EnableSchemaFormatValidation(),
+		openapi3.EnableSchemaPatternValidation(), openapi3.EnableSchemaDefaultsValidation(), openapi3.EnableExamplesValidation()))
+	seen := map[*openapi3.Schema]bool{}
+	for _, s := range doc.Components.Schemas {
+		closeSchema(s, seen)
+	}
+	return doc
+}
+
+func closeSchema(ref *openapi3.SchemaRef, seen map[*openapi3.Schema]bool) {
+	if ref == nil || ref.Value == nil || seen[ref.Value] {
+		return
+	}
+	s := ref.Value
+	seen[s] = true
+	if len(s.Properties) > 0 && s.AdditionalProperties.Has == nil && s.AdditionalProperties.Schema == nil {
+		closed := false
+		s.AdditionalProperties.Has = &closed
+	}
+	for _, p := range s.Properties {
+		closeSchema(p, seen)
+	}
+	closeSchema(s.Items, seen)
+	closeSchema(s.AdditionalProperties.Schema, seen)
+	for _, group := range []openapi3.SchemaRefs{s.AllOf, s.AnyOf, s.OneOf} {
+		for _, sub := range group {
+			closeSchema(sub, seen)
+		}
+	}
+}
+
+// TestOpenAPIIsValid: the served document is a valid OpenAPI 3.0 document,
+// and every nullable schema states its type, as OpenAPI 3.0.3 requires of
+// nullable (redocly's struct rule: "nullable" without "type" is an error).
+func TestOpenAPIIsValid(t *testing.T) {
+	t.Parallel()
+	doc := strictDoc(t)
+	require.Equal(t, "3.0.3", doc.OpenAPI)
+
+	var raw any
+	require.NoError(t, json.Unmarshal(OpenAPI, &raw))
+	var untyped []string
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if v["nullable"] == true {
+				if _, ok := v["type"]; !ok {
+					untyped = append(untyped, path)
+				}
+			}
+			for k, sub := range v {
+				walk(path+"/"+k, sub)
+			}
+		case []any:
+			for i, sub := range v {
+				walk(path+"/"+strconv.Itoa(i), sub)
+			}
+		}
+	}
+	walk("#", raw)
+	require.Empty(t, untyped, "nullable without type")
+}
+
+// schemaOf returns the JSON schema of an operation's answer with status.
+func schemaOf(t *testing.T, doc *openapi3.T, method, path string, status int) *openapi3.Schema {
+	t.Helper()
+	item := doc.Paths.Find(path)
+	require.NotNil(t, item, "path %s is documented", path)
+	op := item.GetOperation(method)
+	require.NotNil(t, op, "%s %s is documented", method, path)
+	resp := op.Responses.Status(status)
+	require.NotNil(t, resp, "%s %s documents status %d", method, path, status)
+	mt := resp.Value.Content.Get("application/json")
+	require.NotNil(t, mt, "%s %s %d is JSON", method, path, status)
+	return mt.Schema.Value
+}
+
+// requireValid checks a JSON value (as encoding/json writes a Go value, or
+// as the server answered) against a schema.
+func requireValid(t *testing.T, s *openapi3.Schema, v any, what string) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	var decoded any
+	require.NoError(t, json.Unmarshal(b, &decoded))
+	require.NoError(t, s.VisitJSON(decoded, openapi3.MultiErrors(), openapi3.VisitAsResponse(), openapi3.EnableFormatValidation()),
+		"%s: %s", what, b)
+}
+
+// TestOpenAPIDescribesTheAnswers checks what the server answers against the
+// document: every field of every answer is documented, with its type.
+func TestOpenAPIDescribesTheAnswers(t *testing.T) {
+	t.Parallel()
+	doc := strictDoc(t)
+	b := setupAuth(t, nil)
+	for _, c := range []struct {
+		method, path, doc string
+		body              string
+		status            int
+	}{
+		{"GET", "/healthz", "/healthz", "", 200},
+		{"GET", "/readyz", "/readyz", "", 200},
+		{"GET", "/v1/queues", "/v1/queues", "", 200},
+		{"GET", "/v1/queues/XBTI0000", "/v1/queues/{name}", "", 200},
+		{"GET", "/v1/queues/XBTI0000/messages", "/v1/queues/{name}/messages", "", 200},
+		{"GET", "/v1/queues/NOPE", "/v1/queues/{name}", "", 404},
+		{"GET", "/v1/messages", "/v1/messages", "", 200},
+		{"GET", "/v1/messages?status=nope", "/v1/messages", "", 400},
+		{"GET", "/v1/messages/" + b.ndlv, "/v1/messages/{id}", "", 200},
+		{"GET", "/v1/tuning", "/v1/tuning", "", 200},
+		{"GET", "/v1/audit", "/v1/audit", "", 200},
+		{"GET", "/v1/nodes", "/v1/nodes", "", 200},
+		{"GET", "/v1/names?kind=queue", "/v1/names", "", 200},
+		{"GET", "/v1/eoio", "/v1/eoio", "", 200},
+		{"POST", "/v1/actions/message.resend", "/v1/actions/{action}", `{"targets":["` + b.ndlv + `"]}`, 200},
+		{"POST", "/v1/actions/tx.commit", "/v1/actions/{action}", `{"targets":["` + b.pend + `"]}`, 200},
+		{"PUT", "/v1/tuning/EO_OUTBOUND_PARALLEL", "/v1/tuning/{param}", `{"sub":"WMS","value":2}`, 200},
+		{"POST", "/v1/purge", "/v1/purge", `{"dry_run":true}`, 200},
+		{"POST", "/v1/eoio/switch", "/v1/eoio/switch", `{"queues":4}`, 200},
+		{"GET", "/v1/eoio", "/v1/eoio", "", 200}, // now with the old set
+		{"POST", "/v1/messages", "/v1/messages", `{"messages":[{"qos":"EO","sender":"ERP","receivers":["WMS"],"payload_b64":"eA=="}]}`, 201},
+	} {
+		req, err := http.NewRequest(c.method, b.socket.URL+c.path, strings.NewReader(c.body))
+		require.NoError(t, err)
+		resp, err := b.socket.Client().Do(req)
+		require.NoError(t, err)
+		raw, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		what := c.method + " " + c.path
+		require.Equal(t, c.status, resp.StatusCode, "%s: %s", what, raw)
+		var v any
+		require.NoError(t, json.Unmarshal(raw, &v), what)
+		requireValid(t, schemaOf(t, doc, c.method, c.doc, c.status), v, what)
+	}
+}
+
+// TestOpenAPIDescribesEveryField validates fully populated values of the
+// types the API answers with, for the fields that a small store leaves
+// out: a node with its state, an EOIO status with and without an old set.
+func TestOpenAPIDescribesEveryField(t *testing.T) {
+	t.Parallel()
+	doc := strictDoc(t)
+	at := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+	nodes := schemaOf(t, doc, "GET", "/v1/nodes", 200)
+	for _, state := range []string{"alive", "stopped", "dead", "recovered"} {
+		n := admin.Node{ID: "node-a", Incarnation: 3, Address: "127.0.0.1:7870", StartedAt: at, HeartbeatAt: at,
+			Alive: state == "alive", State: state, Queues: 4, InFlight: 2}
+		requireValid(t, nodes, []admin.Node{n}, fmt.Sprintf("a node %s", state))
+	}
+	eoio := schemaOf(t, doc, "GET", "/v1/eoio", 200)
+	set := domain.EOIOSet{Prefix: domain.PrefixXB2, Queues: 4}
+	group := admin.QueueGroup{Queues: 1, Messages: 2, Names: []string{"XBQIA"}}
+	requireValid(t, eoio, admin.EOIOStatus{State: "started", Current: set, Old: &domain.EOIOSet{Prefix: domain.PrefixXBQ},
+		SwitchedAt: &at, SwitchedBy: "adm", Draining: group, ErrorQueues: group}, "an EOIO status during a switch")
+	requireValid(t, eoio, admin.EOIOStatus{State: "inactive", Current: domain.EOIOSet{Prefix: domain.PrefixXBQ},
+		Draining: admin.QueueGroup{Names: []string{}}, ErrorQueues: admin.QueueGroup{Names: []string{}}}, "an EOIO status before any switch")
+}
