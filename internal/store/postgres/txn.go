@@ -303,6 +303,19 @@ func (t *txn) queueFlush(b *pgx.Batch) {
 	// what the transaction read, so that the writes of transactions that
 	// changed one queue at once add up. stopped changes only under the
 	// row's lock.
+	// The rows not locked yet (EO queues') are locked first, in name
+	// order, as every transaction does: two transactions that add to the
+	// same rows then never wait for each other in turn.
+	var unlocked []string
+	for _, name := range names {
+		if !t.locked[name] {
+			unlocked = append(unlocked, name)
+			t.locked[name] = true
+		}
+	}
+	if len(unlocked) > 0 {
+		b.Queue(`SELECT 1 FROM queues WHERE name = ANY($1) ORDER BY name FOR NO KEY UPDATE`, unlocked)
+	}
 	n := len(names)
 	stopped, last := make([]pgtype.Bool, n), make([]int64, n)
 	var counts [8][]int64
