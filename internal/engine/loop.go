@@ -378,10 +378,11 @@ func (l *loop) finish(f finished) {
 	l.held.finished(id, f.took)
 	o := l.e.outcomeOf(f.claimed, f.err, f.cancelled)
 	p := pending{Outcome: o}
-	// An EOIO queue's next head rides with its outcome (§14): the worker
-	// is kept for that claim.
-	p.next = f.claimed.Message.QoS == domain.EOIO && o.Kind != store.OutcomeHandBack && !l.stopping &&
-		l.isolated == "" && !l.candidates
+	// An EOIO queue's next head rides with its outcome (§14), and so
+	// does every claim on a store that commits one transaction at a time:
+	// the worker is kept for that claim.
+	p.next = (f.claimed.Message.QoS == domain.EOIO || l.e.st.SerialWrites()) && o.Kind != store.OutcomeHandBack &&
+		!l.stopping && l.isolated == "" && !l.candidates
 	if p.next {
 		l.reserved++
 	}

@@ -86,6 +86,12 @@ type EngineStore interface {
 	// reply), which no receiver was ever given. The caller must have no
 	// claim under way.
 	Reconcile(ctx context.Context, p ReconcileParams) (*ReconcileResult, error)
+	// SerialWrites says the store commits one write transaction at a time
+	// (the embedded store: one file, one writer). A claim of the engine
+	// then rides with the outcomes it records — one commit for both —
+	// rather than waiting for them in a commit of its own; on a store that
+	// commits transactions side by side the two overlap (§14).
+	SerialWrites() bool
 	// Wakeups delivers a value when messages may have become ready for
 	// delivery: sent, committed, resent, released, a queue started, a lease
 	// gained. It is a hint; the engine also claims on its own schedule.

@@ -26,6 +26,9 @@ func (s *Store) Now(context.Context) (time.Time, error) {
 	return s.now(), nil
 }
 
+// SerialWrites is true: bbolt has one writer.
+func (s *Store) SerialWrites() bool { return true }
+
 // Wakeups signals after every committed Update: sends, operator actions,
 // queues started.
 func (s *Store) Wakeups() <-chan struct{} {

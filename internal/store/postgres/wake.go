@@ -20,6 +20,9 @@ const wakeChannel = "queuectl_wake"
 // notifications of one transaction into one.
 const notifySQL = `SELECT pg_notify('` + wakeChannel + `', current_schema())`
 
+// SerialWrites is false: PostgreSQL commits transactions side by side.
+func (s *Store) SerialWrites() bool { return false }
+
 // Wakeups delivers a value when messages may have become ready, here or on
 // another node: a hint that coalesces many notifications into one. The
 // first call starts the listener; it runs until Close and reconnects when
