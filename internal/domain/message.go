@@ -11,23 +11,26 @@ import (
 // Message is one message with the fields of §2. The payload is stored apart
 // and is not part of this value; Size is its length.
 type Message struct {
-	ID            string            `json:"id" yaml:"id"`
-	QoS           QoS               `json:"qos" yaml:"qos"`
-	Sender        string            `json:"sender" yaml:"sender"`
-	Receiver      string            `json:"receiver,omitempty" yaml:"receiver,omitempty"`
-	Receivers     []string          `json:"receivers,omitempty" yaml:"receivers,omitempty"`
-	Interface     string            `json:"interface,omitempty" yaml:"interface,omitempty"`
-	AppQueue      string            `json:"app_queue,omitempty" yaml:"app_queue,omitempty"`
-	Queue         string            `json:"queue" yaml:"queue"`
-	Stage         Stage             `json:"stage" yaml:"stage"`
-	Seq           uint64            `json:"seq" yaml:"seq"`
-	Status        Status            `json:"status" yaml:"status"`
-	Attempts      int               `json:"attempts" yaml:"attempts"`
-	Crashes       int               `json:"crashes" yaml:"crashes"`
-	Blacklisted   bool              `json:"blacklisted" yaml:"blacklisted"`
-	Error         string            `json:"error,omitempty" yaml:"error,omitempty"`
-	ErrorClass    ErrorClass        `json:"error_class,omitempty" yaml:"error_class,omitempty"`
-	ParentID      string            `json:"parent_id,omitempty" yaml:"parent_id,omitempty"`
+	ID          string     `json:"id" yaml:"id"`
+	QoS         QoS        `json:"qos" yaml:"qos"`
+	Sender      string     `json:"sender" yaml:"sender"`
+	Receiver    string     `json:"receiver,omitempty" yaml:"receiver,omitempty"`
+	Receivers   []string   `json:"receivers,omitempty" yaml:"receivers,omitempty"`
+	Interface   string     `json:"interface,omitempty" yaml:"interface,omitempty"`
+	AppQueue    string     `json:"app_queue,omitempty" yaml:"app_queue,omitempty"`
+	Queue       string     `json:"queue" yaml:"queue"`
+	Stage       Stage      `json:"stage" yaml:"stage"`
+	Seq         uint64     `json:"seq" yaml:"seq"`
+	Status      Status     `json:"status" yaml:"status"`
+	Attempts    int        `json:"attempts" yaml:"attempts"`
+	Crashes     int        `json:"crashes" yaml:"crashes"`
+	Blacklisted bool       `json:"blacklisted" yaml:"blacklisted"`
+	Error       string     `json:"error,omitempty" yaml:"error,omitempty"`
+	ErrorClass  ErrorClass `json:"error_class,omitempty" yaml:"error_class,omitempty"`
+	ParentID    string     `json:"parent_id,omitempty" yaml:"parent_id,omitempty"`
+	// Key is the producer's idempotency key (§2), unique per sender: a
+	// send that repeats it stores nothing new.
+	Key           string            `json:"key,omitempty" yaml:"key,omitempty"`
 	Headers       map[string]string `json:"headers,omitempty" yaml:"headers,omitempty"`
 	Size          int64             `json:"size" yaml:"size"`
 	CreatedAt     time.Time         `json:"created_at" yaml:"created_at"`

@@ -11,6 +11,9 @@ type SendRequest struct {
 	Interface string            `json:"interface,omitempty"`
 	Headers   map[string]string `json:"headers,omitempty"`
 	Payload   []byte            `json:"-"`
+	// Key is the producer's idempotency key (§2): a send that repeats it
+	// stores nothing new.
+	Key string `json:"key,omitempty"`
 	// Prepare stores the message as PEND for a transactional send (§9).
 	Prepare bool `json:"prepare,omitempty"`
 }
@@ -46,6 +49,9 @@ func (r *SendRequest) Validate(maxPayload int64) error {
 		return err
 	}
 	if err := ValidateHeaders(r.Headers); err != nil {
+		return err
+	}
+	if err := ValidateKey(r.Key); err != nil {
 		return err
 	}
 	return ValidatePayload(int64(len(r.Payload)), maxPayload)

@@ -104,6 +104,24 @@ func ValidateHeaders(h map[string]string) error {
 	return nil
 }
 
+// MaxKey is the longest idempotency key, in characters (§2).
+const MaxKey = 128
+
+// ValidateKey checks a producer's idempotency key (§2): 1-128 characters of
+// printable text, without tab; an empty key is no key.
+func ValidateKey(key string) error {
+	if key == "" {
+		return nil
+	}
+	if n := utf8.RuneCountInString(key); n > MaxKey {
+		return Invalidf("key is %d characters long; the limit is %d", n, MaxKey)
+	}
+	if strings.ContainsRune(key, '\t') {
+		return Invalidf("key %q contains a tab; a key is printable text", key)
+	}
+	return CheckText("key", key)
+}
+
 // ValidateReason checks an operator's --reason (§2): at most 1 KiB of
 // printable text. It is recorded in history and audit entries.
 func ValidateReason(reason string) error {

@@ -18,6 +18,9 @@ func (f *MessageFilter) Match(m *domain.Message) bool {
 	if len(f.Statuses) > 0 && !slices.Contains(f.Statuses, m.Status) {
 		return false
 	}
+	if f.Key != "" && m.Key != f.Key {
+		return false
+	}
 	if len(f.Queues) > 0 && !slices.Contains(f.Queues, m.Queue) {
 		return false
 	}

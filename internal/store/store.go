@@ -33,6 +33,9 @@ type Store interface {
 type Reader interface {
 	// Message returns one message, without payload and history.
 	Message(id string) (*domain.Message, error)
+	// MessageByKey returns the message sender sent with an idempotency key
+	// (§2); none is not found.
+	MessageByKey(sender, key string) (*domain.Message, error)
 	// Payload returns a message's payload, byte for byte.
 	Payload(id string) ([]byte, error)
 	// History returns a message's status changes, oldest first.
@@ -79,7 +82,10 @@ type Writer interface {
 	// (on m itself, as stored) from the queue's sequence unless the status is PEND (a PEND message gets its
 	// seq when it leaves PEND), creates the queue record on first use, and
 	// records h as the first history entry (h.To is the message's status).
-	// An id that exists already is a conflict.
+	// An id that exists already is a conflict. A key (m.Key) that the
+	// sender's messages hold already is an error wrapping ErrKeyExists —
+	// at Insert, or, when a concurrent transaction stored it first, when
+	// the transaction commits: Update then runs fn again, which finds it.
 	Insert(m *domain.Message, payload []byte, h domain.HistoryEntry) error
 	// Transition changes one message's status by compare-and-set: it fails
 	// with an error wrapping domain.ErrConflict, naming the current status,
@@ -151,6 +157,11 @@ type QueueMessagesParams struct {
 	AppQueue string
 	Limit    int
 }
+
+// ErrKeyExists marks an Insert of a message whose idempotency key its
+// sender used already (§2): the caller reads that message (MessageByKey)
+// and decides whether the send repeats it or conflicts with it.
+var ErrKeyExists = domain.Errorf(domain.ErrConflict, "the sender used this key already")
 
 // QueueRecord is what the store keeps of a physical queue.
 type QueueRecord struct {
@@ -224,6 +235,8 @@ type MessageFilter struct {
 	// Stuck, when set, matches only messages that are (or are not) stuck
 	// transactions (domain.CountsStuck).
 	Stuck *bool
+	// Key, when set, matches only messages sent with this idempotency key.
+	Key string
 	// After is the id cursor: only messages with a greater id are returned
 	// (a smaller one with Reverse).
 	After string

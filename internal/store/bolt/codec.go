@@ -33,6 +33,7 @@ const (
 	msgParent                    // parent_id is set
 	msgSharedPayload             // the payload is the parent's (routed outbound messages)
 	msgChecked                   // the check-back's fields follow the headers (§9)
+	msgKey                       // the idempotency key follows, last (§2)
 )
 
 // The flags byte of a stored message's check-back fields.
@@ -225,6 +226,9 @@ func encodeMessage(m *domain.Message, sharedPayload bool) ([]byte, error) {
 	if checked {
 		flags |= msgChecked
 	}
+	if m.Key != "" {
+		flags |= msgKey
+	}
 	e.byte(flags)
 	if err := e.status(m.Status); err != nil {
 		return nil, err
@@ -265,6 +269,9 @@ func encodeMessage(m *domain.Message, sharedPayload bool) ([]byte, error) {
 		// decode as they are; most messages are never checked and carry
 		// none of it.
 		encodeCheck(&e, m)
+	}
+	if m.Key != "" {
+		e.str(m.Key) // last, as the check-back's fields before it
 	}
 	return e.b, nil
 }
@@ -374,6 +381,9 @@ func decodeMessage(k, v []byte) (storedMessage, error) {
 	}
 	if flags&msgChecked != 0 {
 		decodeCheck(&d, m)
+	}
+	if flags&msgKey != 0 {
+		m.Key = d.str()
 	}
 	if d.err != nil {
 		return storedMessage{}, corrupt("decode message %s: %v", m.ID, d.err)

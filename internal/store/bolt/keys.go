@@ -27,6 +27,9 @@ const (
 	bucketQueues      = "queues"
 	bucketParams      = "params"
 	bucketAudit       = "audit"
+	// bucketKeys maps a sender and an idempotency key (keyOf) to the id
+	// of the message sent with them (§2).
+	bucketKeys = "keys"
 )
 
 // bucketNames lists every bucket a store has; Open creates them.
@@ -34,8 +37,15 @@ func bucketNames() []string {
 	return []string{
 		bucketMeta, bucketMessages, bucketPayloads, bucketPayloadRefs, bucketHistory, bucketQueueAll,
 		bucketQueueOpen, bucketAppOpen, bucketReady, bucketDue, bucketStatus, bucketQueues, bucketParams, bucketAudit,
-		bucketChecks,
+		bucketChecks, bucketKeys,
 	}
+}
+
+// keyOf is the key of bucketKeys for an idempotency key of sender: the key
+// first, so that the messages of one key, whatever their sender, are one
+// run (message list --key). Neither holds a NUL byte (§2).
+func keyOf(key, sender string) []byte {
+	return append(append(append([]byte(key), 0), sender...), 0)
 }
 
 // appendMostly lists the buckets whose new keys mostly sort after every key

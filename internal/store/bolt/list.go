@@ -37,6 +37,9 @@ func (t *txn) Messages(f store.MessageFilter, fn func(*domain.Message) error) er
 		}
 		after = key[:]
 	}
+	if f.Key != "" {
+		return stopped(t.keyed(f.Key, after, f.Reverse, emit))
+	}
 	if len(f.Statuses) > 0 {
 		return stopped(t.messagesByStatus(f.Statuses, after, f.Reverse, emit))
 	}

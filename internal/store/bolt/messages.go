@@ -19,6 +19,48 @@ func (t *txn) Message(id string) (*domain.Message, error) {
 	return m.Message, err
 }
 
+// MessageByKey returns the message sender sent with an idempotency key.
+func (t *txn) MessageByKey(sender, key string) (*domain.Message, error) {
+	if b := t.bucket(bucketKeys); b != nil && key != "" {
+		if id := b.Get(keyOf(key, sender)); len(id) == 16 {
+			m, err := t.stored(uuid.UUID(id))
+			return m.Message, err
+		}
+	}
+	return nil, domain.NotFoundf("sender %s sent no message with the key %q", sender, key)
+}
+
+// keyed calls fn for the messages sent with an idempotency key, whatever
+// their sender, in id order (descending with reverse) after after.
+func (t *txn) keyed(key string, after []byte, reverse bool, fn func(*domain.Message) error) error {
+	b := t.bucket(bucketKeys)
+	if b == nil {
+		return nil
+	}
+	var ids [][]byte
+	prefix := append([]byte(key), 0)
+	c := b.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if after == nil || (!reverse && bytes.Compare(v, after) > 0) || (reverse && bytes.Compare(v, after) < 0) {
+			ids = append(ids, bytes.Clone(v))
+		}
+	}
+	slices.SortFunc(ids, bytes.Compare)
+	if reverse {
+		slices.Reverse(ids)
+	}
+	for _, id := range ids {
+		m, err := t.stored(uuid.UUID(id))
+		if err != nil {
+			return err
+		}
+		if err := fn(m.Message); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // lookup returns a stored message and its key. A malformed id names no
 // message.
 func (t *txn) lookup(id string) (storedMessage, uuid.UUID, error) {
@@ -101,6 +143,17 @@ func (t *txn) insert(m *domain.Message, h domain.HistoryEntry, shared bool) (uui
 	// other could be taken.
 	if !shared && t.bucket(bucketMessages).Get(key[:]) != nil {
 		return key, domain.Conflictf("message %s exists already", m.ID)
+	}
+	if m.Key != "" {
+		keys := t.bucket(bucketKeys)
+		k := keyOf(m.Key, m.Sender)
+		if id := keys.Get(k); id != nil {
+			return key, fmt.Errorf("message %s: key %q of sender %s is message %s's: %w", m.ID, m.Key, m.Sender,
+				idString(id), store.ErrKeyExists)
+		}
+		if err := keys.Put(k, bytes.Clone(key[:])); err != nil {
+			return key, fmt.Errorf("message %s: store its key: %w", m.ID, err)
+		}
 	}
 	q, err := t.queueFor(m, h)
 	if err != nil {
@@ -278,6 +331,11 @@ func (t *txn) Delete(id string) error {
 	}
 	if err := t.bucket(bucketMessages).Delete(key[:]); err != nil {
 		return fmt.Errorf("message %s: delete: %w", id, err)
+	}
+	if m.Key != "" {
+		if err := t.bucket(bucketKeys).Delete(keyOf(m.Key, m.Sender)); err != nil {
+			return fmt.Errorf("message %s: delete its key: %w", id, err)
+		}
 	}
 	count(q, m.Message, -1)
 	return t.putQueue(q)

@@ -18,7 +18,7 @@ import (
 // order scanMessage reads them.
 const messageColumns = `id, seq, size, payload_id, parent_id, incarnation, created_at, updated_at, next_attempt_at,
 	attempts, crashes, blacklisted, queue, status, qos, stage, sender, receiver, receivers, interface, app_queue,
-	error, error_class, node, headers, checks, last_check_at, last_answer, stuck`
+	error, error_class, node, headers, checks, last_check_at, last_answer, stuck, key`
 
 // storedMessage is a message as read, with the payload it refers to.
 type storedMessage struct {
@@ -34,11 +34,11 @@ func scanMessage(row pgx.Row) (*storedMessage, error) {
 		seq, incarnation                                pgtype.Int8
 		next, checked                                   pgtype.Timestamptz
 		receiver, iface, appQueue, errText, class, node pgtype.Text
-		answer                                          pgtype.Text
+		answer, key                                     pgtype.Text
 	)
 	err := row.Scan(&id, &seq, &m.Size, &payload, &parent, &incarnation, &m.CreatedAt, &m.UpdatedAt, &next,
 		&m.Attempts, &m.Crashes, &m.Blacklisted, &m.Queue, &m.Status, &m.QoS, &m.Stage, &m.Sender, &receiver,
-		&m.Receivers, &iface, &appQueue, &errText, &class, &node, &m.Headers, &m.Checks, &checked, &answer, &m.Stuck)
+		&m.Receivers, &iface, &appQueue, &errText, &class, &node, &m.Headers, &m.Checks, &checked, &answer, &m.Stuck, &key)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func scanMessage(row pgx.Row) (*storedMessage, error) {
 		at := checked.Time.UTC()
 		m.LastCheckAt = &at
 	}
-	m.LastAnswer = answer.String
+	m.LastAnswer, m.Key = answer.String, key.String
 	return &storedMessage{Message: &m, payloadID: payload}, nil
 }
 

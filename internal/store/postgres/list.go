@@ -78,6 +78,9 @@ func newMessageQuery(f store.MessageFilter) *messageQuery {
 	if len(f.Queues) > 0 {
 		add(`queue = ANY($?)`, f.Queues)
 	}
+	if f.Key != "" {
+		add(`key = $?`, clean(f.Key))
+	}
 	if len(f.Receivers) > 0 {
 		// An outbound message by its receiver, an inbound one by any of
 		// the receivers named at send time (store.MessageFilter.Match).

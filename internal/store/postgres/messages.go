@@ -120,6 +120,11 @@ func (t *txn) Insert(m *domain.Message, payload []byte, h domain.HistoryEntry) e
 	if err != nil {
 		return err
 	}
+	if m.Key != "" {
+		if err := t.claimKey(m); err != nil {
+			return err
+		}
+	}
 	q, _, err := t.queueFor(m)
 	if err != nil {
 		return err
@@ -164,6 +169,43 @@ func (t *txn) Insert(m *domain.Message, payload []byte, h domain.HistoryEntry) e
 	t.queues[m.Queue] = next
 	t.count(next, m, 1)
 	t.ready(m)
+	return nil
+}
+
+// MessageByKey returns the message sender sent with an idempotency key.
+func (t *txn) MessageByKey(sender, key string) (*domain.Message, error) {
+	m, err := scanMessage(t.tx.QueryRow(t.ctx, `SELECT `+messageColumns+` FROM messages WHERE key = $1 AND sender = $2`,
+		clean(key), clean(sender)))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, domain.NotFoundf("sender %s sent no message with the key %q", sender, key)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("message of sender %s with key %q: %w", sender, key, err)
+	}
+	return m.Message, nil
+}
+
+// claimKey refuses the key of m when its sender used it already — in this
+// transaction, or in one committed. One committed meanwhile is refused by
+// the unique index when the insert is sent, and the transaction runs again
+// (retryable).
+func (t *txn) claimKey(m *domain.Message) error {
+	k := [2]string{m.Key, m.Sender}
+	id, ok := t.keys[k]
+	if !ok {
+		if prior, err := t.MessageByKey(m.Sender, m.Key); err == nil {
+			id, ok = prior.ID, true
+		} else if !errors.Is(err, domain.ErrNotFound) {
+			return err
+		}
+	}
+	if ok {
+		return fmt.Errorf("message %s: key %q of sender %s is message %s's: %w", m.ID, m.Key, m.Sender, id, store.ErrKeyExists)
+	}
+	if t.keys == nil {
+		t.keys = map[[2]string]string{}
+	}
+	t.keys[k] = m.ID
 	return nil
 }
 

@@ -166,10 +166,13 @@ func (s *Store) update(ctx context.Context, fn func(store.Writer) error) error {
 }
 
 // retryable reports whether err aborted a transaction that may succeed
-// when run again: a deadlock or a serialization failure.
+// when run again: a deadlock or a serialization failure — or an
+// idempotency key a concurrent transaction stored first, which the next run
+// finds (store.Writer.Insert).
 func retryable(err error) bool {
 	var pe *pgconn.PgError
-	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01" ||
+		pe.Code == "23505" && pe.ConstraintName == "messages_key")
 }
 
 // Commits returns how many write transactions committed since Open: the

@@ -50,6 +50,9 @@ type txn struct {
 	dirty  map[string]bool
 	// eo numbers the messages of EO queues (nil in a read-only transaction).
 	eo *seqBlock
+	// keys are the idempotency keys this transaction stored, by key and
+	// sender: their rows are not sent yet.
+	keys map[[2]string]string
 	// clock is the database's time of the transaction, once read;
 	// nowQueued is the batch that reads it, until it ran.
 	clock     time.Time

@@ -155,17 +155,17 @@ func (p *pending) drain(b *pgx.Batch) error {
 const insertMessages = `WITH u AS (SELECT * FROM unnest($1::uuid[], $2::int8[], $3::int8[], $4::uuid[], $5::int8[],
 		$6::timestamptz[], $7::timestamptz[], $8::timestamptz[], $9::int8[], $10::int8[], $11::bool[], $12::bool[],
 		$13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[],
-		$21::text[], $22::text[], $23::text[], $24::text[], $25::text[], $26::uuid[], $27::bytea[])
+		$21::text[], $22::text[], $23::text[], $24::text[], $25::text[], $26::uuid[], $27::bytea[], $28::text[])
 		AS u(id, seq, size, parent_id, incarnation, created_at, updated_at, next_attempt_at, attempts, crashes,
 			blacklisted, passed_over, status, qos, stage, sender, receiver, receivers, interface, app_queue, error,
-			error_class, node, headers, queue, payload_id, history)),
+			error_class, node, headers, queue, payload_id, history, key)),
 	m AS (INSERT INTO messages (id, seq, size, parent_id, incarnation, created_at, updated_at, next_attempt_at,
 			attempts, crashes, blacklisted, passed_over, status, qos, stage, sender, receiver, receivers, interface,
-			app_queue, error, error_class, node, headers, queue, payload_id, history)
+			app_queue, error, error_class, node, headers, queue, payload_id, history, key)
 		SELECT id, seq, size, parent_id, incarnation, created_at, updated_at, next_attempt_at, attempts, crashes,
 			blacklisted, passed_over, status, qos, stage, sender, receiver,
 			CASE WHEN receivers IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(receivers::jsonb)) END,
-			interface, app_queue, error, error_class, node, headers::jsonb, queue, payload_id, history
+			interface, app_queue, error, error_class, node, headers::jsonb, queue, payload_id, history, key
 		FROM u ON CONFLICT (id) DO NOTHING RETURNING id)
 	SELECT u.id FROM u WHERE NOT EXISTS (SELECT 1 FROM m WHERE m.id = u.id) LIMIT 1`
 
@@ -183,7 +183,7 @@ func (p *pending) queueInserts(b *pgx.Batch) error {
 		blacklisted, passed                                 = make([]bool, n), make([]bool, n)
 		status, qos, stage, sender, queue                   = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		receiver, receivers, iface, appQueue, errs, classes = make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n)
-		nodes, hdrs                                         = make([]pgtype.Text, n), make([]pgtype.Text, n)
+		nodes, hdrs, keys                                   = make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n)
 		histories                                           = make([][]byte, n)
 		ownIDs                                              []pgtype.UUID
 		ownData                                             [][]byte
@@ -201,6 +201,7 @@ func (p *pending) queueInserts(b *pgx.Batch) error {
 		status[i], qos[i], stage[i], sender[i], queue[i] = string(m.Status), string(m.QoS), string(m.Stage), clean(m.Sender), m.Queue
 		receiver[i], iface[i], appQueue[i] = optional(m.Receiver), optional(m.Interface), optional(m.AppQueue)
 		errs[i], classes[i], nodes[i] = optional(m.Error), optional(string(m.ErrorClass)), optional(m.Node)
+		keys[i] = optional(m.Key)
 		var err error
 		if receivers[i], err = jsonText(names(m.Receivers)); err != nil {
 			return err
@@ -214,7 +215,7 @@ func (p *pending) queueInserts(b *pgx.Batch) error {
 	}
 	b.Queue(insertMessages, ids, seqs, sizes, parents, incs, created, updated, next, attempts, crashes, blacklisted,
 		passed, status, qos, stage, sender, receiver, receivers, iface, appQueue, errs, classes, nodes, hdrs, queue,
-		payloadIDs, histories).Query(func(rows pgx.Rows) error {
+		payloadIDs, histories, keys).Query(func(rows pgx.Rows) error {
 		var dup pgtype.UUID
 		_, err := pgx.ForEachRow(rows, []any{&dup}, func() error { return nil })
 		if err != nil {

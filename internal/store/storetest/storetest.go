@@ -49,6 +49,7 @@ func Run(t *testing.T, open Opener) {
 		{"EOIO", testEOIO},
 		{"Move", testMove},
 		{"Lanes", testLanes},
+		{"Keys", testKeys},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
