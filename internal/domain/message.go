@@ -28,6 +28,10 @@ type Message struct {
 	Error       string     `json:"error,omitempty" yaml:"error,omitempty"`
 	ErrorClass  ErrorClass `json:"error_class,omitempty" yaml:"error_class,omitempty"`
 	ParentID    string     `json:"parent_id,omitempty" yaml:"parent_id,omitempty"`
+	// InboundQueue is, for a message that routing moved on to its
+	// receiver's queue (§3: one message, one id), the inbound queue it
+	// passed through, which counts it as DLVD.
+	InboundQueue string `json:"inbound_queue,omitempty" yaml:"inbound_queue,omitempty"`
 	// Key is the producer's idempotency key (§2), unique per sender: a
 	// send that repeats it stores nothing new.
 	Key           string            `json:"key,omitempty" yaml:"key,omitempty"`
@@ -62,6 +66,16 @@ type HistoryEntry struct {
 	Node   string    `json:"node,omitempty" yaml:"node,omitempty"`
 	Actor  string    `json:"actor" yaml:"actor"`
 	Reason string    `json:"reason,omitempty" yaml:"reason,omitempty"`
+}
+
+// SentID is the id the producer got for m (§3): its own — a message keeps
+// its id from send to delivery — or, for one of the messages a split into
+// several receivers made, the id of the message it came from.
+func (m *Message) SentID() string {
+	if m.ParentID != "" {
+		return m.ParentID
+	}
+	return m.ID
 }
 
 // NewID returns a new time-ordered message id (UUIDv7).

@@ -111,6 +111,12 @@ type Writer interface {
 	DeleteAuditBefore(cutoff time.Time, max int) (int, error)
 	// SetEOIO stores the state of the EOIO switch procedure (§10).
 	SetEOIO(s domain.EOIOSwitch) error
+	// Route does the receiver determination of one TBDL inbound message
+	// (§3) as a claim does: one receiver moves it on to that receiver's
+	// queue, keeping its id, row and history; several split it (it ends
+	// DLVD, one new message per receiver, sharing its payload); none make
+	// it NDLV.
+	Route(p RouteParams) (*RouteResult, error)
 	// Move takes a message out of its queue and puts it at the end of
 	// p.Queue, by compare-and-set on its status as Transition does: its
 	// status stays, it gets a new seq in the queue it joins (none while

@@ -10,6 +10,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/placement"
 	"github.com/queuectl/queuectl/internal/store"
 	"github.com/queuectl/queuectl/internal/store/storetest"
 )
@@ -130,4 +131,47 @@ func TestClaimChecksOnTheStoreClock(t *testing.T) {
 	require.Equal(t, storetest.At(0).Add(40*time.Second), res.NextDue, "due again tx.check_interval after its check")
 	clock.Add(time.Second)
 	require.Len(t, claim().Claimed, 1)
+}
+
+// A store of the version before one message kept one id (§3) and before
+// idempotency keys (§2) — inbound messages routed into copies, no keys
+// bucket — opens and works on: its routed copies are delivered as they
+// are, and what is sent now keeps its id.
+func TestOpenAStoreOfTheVersionBeforeKeys(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "queuectl.db")
+	s, err := Open(path, Options{NoSync: true})
+	require.NoError(t, err)
+	in := storetest.WithStatus(storetest.NewMessage(), domain.StatusDLVD)
+	copyOf := storetest.NewOutboundMessage(in, storetest.ReceiverWMS)
+	require.NoError(t, s.Update(t.Context(), func(w store.Writer) error {
+		if err := w.Insert(in, storetest.PayloadOf(in), storetest.Entry("received")); err != nil {
+			return err
+		}
+		return w.Insert(copyOf, storetest.PayloadOf(copyOf), storetest.Entry("receiver determination"))
+	}))
+	require.NoError(t, s.Close())
+	db, err := bbolt.Open(path, 0o600, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Update(func(tx *bbolt.Tx) error { return tx.DeleteBucket([]byte(bucketKeys)) }))
+	require.NoError(t, db.Close())
+
+	s, err = Open(path, Options{NoSync: true})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		require.NoError(t, s.Close())
+		checkFile(t, path)
+	})
+	j, err := s.Join(t.Context(), store.JoinParams{ID: "N1"})
+	require.NoError(t, err)
+	sent := storetest.NewMessage()
+	sent.Key = "after-the-upgrade"
+	require.NoError(t, s.Update(t.Context(), func(w store.Writer) error {
+		return w.Insert(sent, storetest.PayloadOf(sent), storetest.Entry("received"))
+	}))
+	router := &placement.Router{Placer: placement.Placer{Role: domain.RoleCentral, Rand: func(int) int { return 0 }}}
+	res, err := s.Claim(t.Context(), store.ClaimParams{Node: j.Node, Limit: 10, Window: 32, Router: router, RouteLimit: 10})
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{copyOf.ID, sent.ID}, []string{res.Claimed[0].Message.ID, res.Claimed[1].Message.ID},
+		"the copy the older version routed, and the message sent now, under the id it was sent with")
 }

@@ -184,56 +184,16 @@ func (c *claimer) routeQueue(name string) error {
 	return nil
 }
 
-// route does receiver determination for one inbound message (§3): its
-// outbound messages, sharing its payload, and its DLVD — or its NDLV when
-// no receiver is found — in the claim's transaction.
+// route does receiver determination for one inbound message (§3) in the
+// claim's transaction.
 func (c *claimer) route(key uuid.UUID, in storedMessage) (*domain.Message, error) {
-	node := c.p.Node
-	entry := func(reason string) domain.HistoryEntry { return store.EngineEntry(c.now, node, reason) }
-	dlng := step{domain.StatusDLNG, entry("receiver determination")}
-	targets, reason, rerr := c.p.Router.Route(store.Placement(c.t), in.Message)
-	if rerr != nil {
-		after, err := c.t.move(key, in, func(m *domain.Message) {
-			m.Attempts++
-			m.Error, m.ErrorClass = rerr.Error(), domain.ErrorPermanent
-		}, dlng, step{domain.StatusNDLV, entry("permanent error: " + rerr.Error())})
-		if err != nil {
-			return nil, err
-		}
-		queue := after.Queue
-		if after, err = c.t.divert(after, entry("")); err != nil {
-			return nil, err
-		}
-		if err := store.RestoreHold(c.t, queue, entry("held behind "+after.ID+" (NDLV)")); err != nil {
-			return nil, err
-		}
-		c.res.Routed = append(c.res.Routed, after)
-		return after, nil
-	}
-	for _, tg := range targets {
-		status, err := store.ArrivalStatus(c.t, tg.Queue, in.QoS)
-		if err != nil {
-			return nil, err
-		}
-		out := &domain.Message{
-			ID: domain.NewID(), QoS: in.QoS, Sender: in.Sender, Receiver: tg.Receiver, Interface: in.Interface,
-			AppQueue: in.AppQueue, Queue: tg.Queue, Stage: domain.Outbound, Status: status,
-			ParentID: in.ID, Headers: in.Headers, Size: in.Size, CreatedAt: c.now, UpdatedAt: c.now,
-		}
-		if err := c.t.insertShared(out, entry("receiver determination")); err != nil {
-			return nil, err
-		}
-		c.res.Created = append(c.res.Created, out)
-	}
-	if err := c.t.addPayloadRefs(key, len(targets)); err != nil {
-		return nil, err
-	}
-	after, err := c.t.move(key, in, func(m *domain.Message) { m.Attempts++ }, dlng, step{domain.StatusDLVD, entry(reason)})
+	res, err := c.t.route(key, in, c.p.Router, store.EngineEntry(c.now, c.p.Node, ""))
 	if err != nil {
 		return nil, err
 	}
-	c.res.Routed = append(c.res.Routed, after)
-	return after, nil
+	c.res.Routed = append(c.res.Routed, res.Message)
+	c.res.Created = append(c.res.Created, res.Created...)
+	return res.Message, nil
 }
 
 // due claims the outbound WAIT messages whose next attempt is due, and finds

@@ -33,7 +33,14 @@ const (
 	msgParent                    // parent_id is set
 	msgSharedPayload             // the payload is the parent's (routed outbound messages)
 	msgChecked                   // the check-back's fields follow the headers (§9)
-	msgKey                       // the idempotency key follows, last (§2)
+	msgTail                      // a tail follows, last: its flags (tail*), then its fields
+)
+
+// The flags byte of a stored message's tail: fields that most messages do
+// not have, added after the record's form was fixed.
+const (
+	tailKey     = 1 << iota // the idempotency key (§2)
+	tailInbound             // the inbound queue a routed message passed through (§3)
 )
 
 // The flags byte of a stored message's check-back fields.
@@ -226,8 +233,15 @@ func encodeMessage(m *domain.Message, sharedPayload bool) ([]byte, error) {
 	if checked {
 		flags |= msgChecked
 	}
+	var tail byte
 	if m.Key != "" {
-		flags |= msgKey
+		tail |= tailKey
+	}
+	if m.InboundQueue != "" {
+		tail |= tailInbound
+	}
+	if tail != 0 {
+		flags |= msgTail
 	}
 	e.byte(flags)
 	if err := e.status(m.Status); err != nil {
@@ -270,8 +284,15 @@ func encodeMessage(m *domain.Message, sharedPayload bool) ([]byte, error) {
 		// none of it.
 		encodeCheck(&e, m)
 	}
-	if m.Key != "" {
-		e.str(m.Key) // last, as the check-back's fields before it
+	if tail != 0 {
+		// Last, as the check-back's fields before it.
+		e.byte(tail)
+		if m.Key != "" {
+			e.str(m.Key)
+		}
+		if m.InboundQueue != "" {
+			e.str(m.InboundQueue)
+		}
 	}
 	return e.b, nil
 }
@@ -382,8 +403,14 @@ func decodeMessage(k, v []byte) (storedMessage, error) {
 	if flags&msgChecked != 0 {
 		decodeCheck(&d, m)
 	}
-	if flags&msgKey != 0 {
-		m.Key = d.str()
+	if flags&msgTail != 0 {
+		tail := d.byte()
+		if tail&tailKey != 0 {
+			m.Key = d.str()
+		}
+		if tail&tailInbound != 0 {
+			m.InboundQueue = d.str()
+		}
 	}
 	if d.err != nil {
 		return storedMessage{}, corrupt("decode message %s: %v", m.ID, d.err)

@@ -3,6 +3,7 @@ package bolt
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -335,6 +336,17 @@ func (t *txn) Delete(id string) error {
 	if m.Key != "" {
 		if err := t.bucket(bucketKeys).Delete(keyOf(m.Key, m.Sender)); err != nil {
 			return fmt.Errorf("message %s: delete its key: %w", id, err)
+		}
+	}
+	if m.InboundQueue != "" {
+		// The inbound queue it passed through counts it no more.
+		if in, err := t.queue(m.InboundQueue); err == nil {
+			store.CountPassedThrough(in, -1)
+			if err := t.putQueue(in); err != nil {
+				return err
+			}
+		} else if !errors.Is(err, domain.ErrNotFound) {
+			return fmt.Errorf("message %s: %w", id, err)
 		}
 	}
 	count(q, m.Message, -1)

@@ -24,7 +24,10 @@ var invariants = []struct{ what, sql string }{
 				count(*) FILTER (WHERE status = 'DLVD') AS dlvd, count(*) FILTER (WHERE status = 'FAIL') AS fail,
 				count(*) FILTER (WHERE passed_over) AS passed_over, max(seq) AS max_seq,
 				count(*) FILTER (WHERE status = 'PEND' AND stuck) AS stuck
-			FROM messages GROUP BY queue) m ON m.queue = q.name
+			FROM (SELECT queue, status, passed_over, seq, stuck FROM messages
+				-- a message routing moved on counts as DLVD in the inbound queue it passed through (§3)
+				UNION ALL SELECT inbound_queue, 'DLVD', false, NULL, false FROM messages WHERE inbound_queue IS NOT NULL) m
+			GROUP BY queue) m ON m.queue = q.name
 		WHERE (q.n_pend, q.n_tbdl, q.n_dlng, q.n_wait, q.n_hold, q.n_ndlv, q.n_dlvd, q.n_fail, q.passed_over, q.n_stuck)
 			IS DISTINCT FROM (coalesce(m.pend, 0), coalesce(m.tbdl, 0), coalesce(m.dlng, 0), coalesce(m.wait, 0),
 			coalesce(m.hold, 0), coalesce(m.ndlv, 0), coalesce(m.dlvd, 0), coalesce(m.fail, 0), coalesce(m.passed_over, 0),

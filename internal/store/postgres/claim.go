@@ -355,67 +355,16 @@ func (c *claimer) readyInbound(name string, limit int) ([]*storedMessage, error)
 	return append(ready, readyEO...), nil
 }
 
-// route does receiver determination for one inbound message (§3): its
-// outbound messages, sharing its payload, and its DLVD — or its NDLV when
-// no receiver is found — in the claim's transaction.
+// route does receiver determination for one inbound message (§3) in the
+// claim's transaction.
 func (c *claimer) route(in *storedMessage) (*domain.Message, error) {
-	t := c.t
-	node := c.p.Node
-	entry := func(reason string) domain.HistoryEntry { return store.EngineEntry(c.now, node, reason) }
-	targets, reason, rerr := c.p.Router.Route(store.Placement(t), in.Message)
-	attempt := func(m *domain.Message) { m.Attempts++ }
-	if rerr != nil {
-		mid, err := t.change(in, domain.StatusDLNG, attempt, entry("receiver determination"))
-		if err != nil {
-			return nil, err
-		}
-		after, err := t.change(&storedMessage{Message: mid, payloadID: in.payloadID}, domain.StatusNDLV, func(m *domain.Message) {
-			m.Error, m.ErrorClass = rerr.Error(), domain.ErrorPermanent
-		}, entry("permanent error: "+rerr.Error()))
-		if err != nil {
-			return nil, err
-		}
-		queue := after.Queue
-		if after, err = t.divert(after, entry("")); err != nil {
-			return nil, err
-		}
-		if err := store.RestoreHold(t, queue, entry("held behind "+after.ID+" (NDLV)")); err != nil {
-			return nil, err
-		}
-		c.res.Routed = append(c.res.Routed, after)
-		return after, nil
-	}
-	for _, tg := range targets {
-		status, err := store.ArrivalStatus(t, tg.Queue, in.QoS)
-		if err != nil {
-			return nil, err
-		}
-		out := &domain.Message{
-			ID: domain.NewID(), QoS: in.QoS, Sender: in.Sender, Receiver: tg.Receiver, Interface: in.Interface,
-			AppQueue: in.AppQueue, Queue: tg.Queue, Stage: domain.Outbound, Status: status,
-			ParentID: in.ID, Headers: in.Headers, Size: in.Size, CreatedAt: c.now, UpdatedAt: c.now,
-		}
-		if err := t.insertShared(out, in.payloadID, entry("receiver determination")); err != nil {
-			return nil, err
-		}
-		c.res.Created = append(c.res.Created, out)
-	}
-	if len(targets) > 0 {
-		t.pend.addRefs(in.payloadID, int64(len(targets)))
-	}
-	mid, err := t.change(in, domain.StatusDLNG, attempt, entry("receiver determination"))
+	res, err := c.t.route(in, c.p.Router, store.EngineEntry(c.now, c.p.Node, ""))
 	if err != nil {
 		return nil, err
 	}
-	after, err := t.change(&storedMessage{Message: mid, payloadID: in.payloadID}, domain.StatusDLVD, nil, entry(reason))
-	if err != nil {
-		return nil, err
-	}
-	// The writes are held back (t.pend): the transaction's next
-	// statement takes them along, set-based with those of the other
-	// messages routed, so routing costs no round trip per message.
-	c.res.Routed = append(c.res.Routed, after)
-	return after, nil
+	c.res.Routed = append(c.res.Routed, res.Message)
+	c.res.Created = append(c.res.Created, res.Created...)
+	return res.Message, nil
 }
 
 // insertShared holds back the insert of a routed outbound message that

@@ -18,7 +18,7 @@ import (
 // order scanMessage reads them.
 const messageColumns = `id, seq, size, payload_id, parent_id, incarnation, created_at, updated_at, next_attempt_at,
 	attempts, crashes, blacklisted, queue, status, qos, stage, sender, receiver, receivers, interface, app_queue,
-	error, error_class, node, headers, checks, last_check_at, last_answer, stuck, key`
+	error, error_class, node, headers, checks, last_check_at, last_answer, stuck, key, inbound_queue`
 
 // storedMessage is a message as read, with the payload it refers to.
 type storedMessage struct {
@@ -34,11 +34,11 @@ func scanMessage(row pgx.Row) (*storedMessage, error) {
 		seq, incarnation                                pgtype.Int8
 		next, checked                                   pgtype.Timestamptz
 		receiver, iface, appQueue, errText, class, node pgtype.Text
-		answer, key                                     pgtype.Text
+		answer, key, inbound                            pgtype.Text
 	)
 	err := row.Scan(&id, &seq, &m.Size, &payload, &parent, &incarnation, &m.CreatedAt, &m.UpdatedAt, &next,
 		&m.Attempts, &m.Crashes, &m.Blacklisted, &m.Queue, &m.Status, &m.QoS, &m.Stage, &m.Sender, &receiver,
-		&m.Receivers, &iface, &appQueue, &errText, &class, &node, &m.Headers, &m.Checks, &checked, &answer, &m.Stuck, &key)
+		&m.Receivers, &iface, &appQueue, &errText, &class, &node, &m.Headers, &m.Checks, &checked, &answer, &m.Stuck, &key, &inbound)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func scanMessage(row pgx.Row) (*storedMessage, error) {
 		at := checked.Time.UTC()
 		m.LastCheckAt = &at
 	}
-	m.LastAnswer, m.Key = answer.String, key.String
+	m.LastAnswer, m.Key, m.InboundQueue = answer.String, key.String, inbound.String
 	return &storedMessage{Message: &m, payloadID: payload}, nil
 }
 
@@ -102,16 +102,18 @@ func messageValues(m *domain.Message) []any {
 		m.Attempts, m.Crashes, m.Blacklisted, domain.PassedOver(m.QoS, m.Status, m.ErrorClass),
 		m.Status, m.QoS, m.Stage, clean(m.Sender), optional(m.Receiver), names(m.Receivers), optional(m.Interface),
 		optional(m.AppQueue), optional(m.Error), optional(string(m.ErrorClass)), optional(m.Node), headers(m.Headers),
+		m.Queue, optional(m.InboundQueue),
 	}
 }
 
-// updateMessage writes the columns of messageValues ($2...$24) of message
-// $1 and appends the encoded history entries $25 to its history.
+// updateMessage writes the columns of messageValues ($2...$26) of message
+// $1 and appends the encoded history entries $27 to its history.
 const (
 	updateMessage = `UPDATE messages SET seq = $2, size = $3, parent_id = $4, incarnation = $5, created_at = $6,
 		updated_at = $7, next_attempt_at = $8, attempts = $9, crashes = $10, blacklisted = $11, passed_over = $12,
 		status = $13, qos = $14, stage = $15, sender = $16, receiver = $17, receivers = $18, interface = $19,
-		app_queue = $20, error = $21, error_class = $22, node = $23, headers = $24, history = history || $25
+		app_queue = $20, error = $21, error_class = $22, node = $23, headers = $24, queue = $25, inbound_queue = $26,
+		history = history || $27
 		WHERE id = $1`
 )
 

@@ -342,5 +342,17 @@ func (t *txn) Delete(id string) error {
 		return fmt.Errorf("message %s: delete: %w", id, err)
 	}
 	t.count(t.queues[m.Queue], m.Message, -1)
+	if m.InboundQueue != "" {
+		// The inbound queue it passed through counts it no more.
+		in, err := t.lockQueue(m.InboundQueue)
+		if errors.Is(err, domain.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("message %s: %w", id, err)
+		}
+		store.CountPassedThrough(in, -1)
+		t.dirty[in.Name] = true
+	}
 	return nil
 }

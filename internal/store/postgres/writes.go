@@ -30,8 +30,9 @@ import (
 // payloads, before the commit.
 type pending struct {
 	inserts []newMessage
-	// ids are the messages inserted, to refuse one inserted twice.
-	ids map[[16]byte]bool
+	// ids are the messages inserted, to refuse one inserted twice, with
+	// where each is in inserts.
+	ids map[[16]byte]int
 	// updates are the messages changed, as they are now, in the order of
 	// their first change; at says where each is in updates.
 	updates []changed
@@ -76,7 +77,8 @@ func (p *pending) empty() bool {
 // touches reports whether a write held back concerns the message.
 func (p *pending) touches(id pgtype.UUID) bool {
 	_, changed := p.at[id.Bytes]
-	return changed || p.ids[id.Bytes]
+	_, inserted := p.ids[id.Bytes]
+	return changed || inserted
 }
 
 // insert holds back the insert of a new message with its first history
@@ -84,21 +86,44 @@ func (p *pending) touches(id pgtype.UUID) bool {
 // one that exists already fails the transaction when the insert runs.
 func (p *pending) insert(uid pgtype.UUID, m *domain.Message, payloadID pgtype.UUID, payload []byte, h domain.HistoryEntry) error {
 	if p.ids == nil {
-		p.ids = map[[16]byte]bool{}
+		p.ids = map[[16]byte]int{}
 	}
-	if p.ids[uid.Bytes] {
+	if _, ok := p.ids[uid.Bytes]; ok {
 		return domain.Conflictf("message %s exists already", m.ID)
 	}
-	p.ids[uid.Bytes] = true
+	p.ids[uid.Bytes] = len(p.inserts)
 	p.inserts = append(p.inserts, newMessage{m: m.Clone(), payloadID: payloadID, payload: payload,
 		history: appendHistory(nil, h)})
 	p.bytes += len(payload)
 	return nil
 }
 
+// inserted returns the message id as this transaction inserted it, while
+// its insert is held back (a send that routes what it stores reads it so,
+// without a round trip); nil when it holds back no insert of it.
+func (p *pending) inserted(id string) (*storedMessage, error) {
+	uid, ok := parseID(id)
+	if !ok {
+		return nil, notFound(id)
+	}
+	i, ok := p.ids[uid.Bytes]
+	if !ok {
+		return nil, nil
+	}
+	n := p.inserts[i]
+	return &storedMessage{Message: n.m.Clone(), payloadID: n.payloadID}, nil
+}
+
 // update holds back the change of cur (as stored) into next, with its
 // history entry.
 func (p *pending) update(uid pgtype.UUID, cur, next *domain.Message, h domain.HistoryEntry) {
+	if i, ok := p.ids[uid.Bytes]; ok {
+		// Inserted by this transaction and not sent yet (a send that
+		// routes what it stores): the insert writes it as it is now.
+		n := &p.inserts[i]
+		n.m, n.history = next.Clone(), appendHistory(n.history, h)
+		return
+	}
 	if p.at == nil {
 		p.at = map[[16]byte]int{}
 	}
@@ -125,7 +150,7 @@ func (p *pending) addRefs(payload pgtype.UUID, n int64) {
 // leaves alone.
 func sameWide(a, b *domain.Message) bool {
 	return a.Size == b.Size && a.ParentID == b.ParentID && a.CreatedAt.Equal(b.CreatedAt) && a.QoS == b.QoS &&
-		a.Stage == b.Stage && a.Sender == b.Sender && a.Receiver == b.Receiver && slices.Equal(a.Receivers, b.Receivers) &&
+		a.Sender == b.Sender && slices.Equal(a.Receivers, b.Receivers) &&
 		a.Interface == b.Interface && a.AppQueue == b.AppQueue && maps.Equal(a.Headers, b.Headers)
 }
 
@@ -155,17 +180,17 @@ func (p *pending) drain(b *pgx.Batch) error {
 const insertMessages = `WITH u AS (SELECT * FROM unnest($1::uuid[], $2::int8[], $3::int8[], $4::uuid[], $5::int8[],
 		$6::timestamptz[], $7::timestamptz[], $8::timestamptz[], $9::int8[], $10::int8[], $11::bool[], $12::bool[],
 		$13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[],
-		$21::text[], $22::text[], $23::text[], $24::text[], $25::text[], $26::uuid[], $27::bytea[], $28::text[])
+		$21::text[], $22::text[], $23::text[], $24::text[], $25::text[], $26::uuid[], $27::bytea[], $28::text[], $29::text[])
 		AS u(id, seq, size, parent_id, incarnation, created_at, updated_at, next_attempt_at, attempts, crashes,
 			blacklisted, passed_over, status, qos, stage, sender, receiver, receivers, interface, app_queue, error,
-			error_class, node, headers, queue, payload_id, history, key)),
+			error_class, node, headers, queue, payload_id, history, key, inbound_queue)),
 	m AS (INSERT INTO messages (id, seq, size, parent_id, incarnation, created_at, updated_at, next_attempt_at,
 			attempts, crashes, blacklisted, passed_over, status, qos, stage, sender, receiver, receivers, interface,
-			app_queue, error, error_class, node, headers, queue, payload_id, history, key)
+			app_queue, error, error_class, node, headers, queue, payload_id, history, key, inbound_queue)
 		SELECT id, seq, size, parent_id, incarnation, created_at, updated_at, next_attempt_at, attempts, crashes,
 			blacklisted, passed_over, status, qos, stage, sender, receiver,
 			CASE WHEN receivers IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(receivers::jsonb)) END,
-			interface, app_queue, error, error_class, node, headers::jsonb, queue, payload_id, history, key
+			interface, app_queue, error, error_class, node, headers::jsonb, queue, payload_id, history, key, inbound_queue
 		FROM u ON CONFLICT (id) DO NOTHING RETURNING id)
 	SELECT u.id FROM u WHERE NOT EXISTS (SELECT 1 FROM m WHERE m.id = u.id) LIMIT 1`
 
@@ -183,7 +208,7 @@ func (p *pending) queueInserts(b *pgx.Batch) error {
 		blacklisted, passed                                 = make([]bool, n), make([]bool, n)
 		status, qos, stage, sender, queue                   = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		receiver, receivers, iface, appQueue, errs, classes = make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n)
-		nodes, hdrs, keys                                   = make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n)
+		nodes, hdrs, keys, inbound                          = make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n)
 		histories                                           = make([][]byte, n)
 		ownIDs                                              []pgtype.UUID
 		ownData                                             [][]byte
@@ -201,7 +226,7 @@ func (p *pending) queueInserts(b *pgx.Batch) error {
 		status[i], qos[i], stage[i], sender[i], queue[i] = string(m.Status), string(m.QoS), string(m.Stage), clean(m.Sender), m.Queue
 		receiver[i], iface[i], appQueue[i] = optional(m.Receiver), optional(m.Interface), optional(m.AppQueue)
 		errs[i], classes[i], nodes[i] = optional(m.Error), optional(string(m.ErrorClass)), optional(m.Node)
-		keys[i] = optional(m.Key)
+		keys[i], inbound[i] = optional(m.Key), optional(m.InboundQueue)
 		var err error
 		if receivers[i], err = jsonText(names(m.Receivers)); err != nil {
 			return err
@@ -215,7 +240,7 @@ func (p *pending) queueInserts(b *pgx.Batch) error {
 	}
 	b.Queue(insertMessages, ids, seqs, sizes, parents, incs, created, updated, next, attempts, crashes, blacklisted,
 		passed, status, qos, stage, sender, receiver, receivers, iface, appQueue, errs, classes, nodes, hdrs, queue,
-		payloadIDs, histories, keys).Query(func(rows pgx.Rows) error {
+		payloadIDs, histories, keys, inbound).Query(func(rows pgx.Rows) error {
 		var dup pgtype.UUID
 		_, err := pgx.ForEachRow(rows, []any{&dup}, func() error { return nil })
 		if err != nil {
@@ -238,11 +263,13 @@ func (p *pending) queueInserts(b *pgx.Batch) error {
 const updateNarrow = `UPDATE messages m SET seq = u.seq, incarnation = u.incarnation, updated_at = u.updated_at,
 		next_attempt_at = u.next_attempt_at, attempts = u.attempts, crashes = u.crashes, blacklisted = u.blacklisted,
 		passed_over = u.passed_over, status = u.status, error = u.error, error_class = u.error_class, node = u.node,
+		queue = u.queue, stage = u.stage, receiver = u.receiver, inbound_queue = u.inbound_queue,
 		history = m.history || u.history
 	FROM unnest($1::uuid[], $2::int8[], $3::int8[], $4::timestamptz[], $5::timestamptz[], $6::int8[], $7::int8[],
-		$8::bool[], $9::bool[], $10::text[], $11::text[], $12::text[], $13::text[], $14::bytea[])
+		$8::bool[], $9::bool[], $10::text[], $11::text[], $12::text[], $13::text[], $14::bytea[], $15::text[],
+		$16::text[], $17::text[], $18::text[])
 		AS u(id, seq, incarnation, updated_at, next_attempt_at, attempts, crashes, blacklisted, passed_over, status,
-			error, error_class, node, history)
+			error, error_class, node, history, queue, stage, receiver, inbound_queue)
 	WHERE m.id = u.id`
 
 func (p *pending) queueUpdates(b *pgx.Batch) error {
@@ -267,6 +294,8 @@ func (p *pending) queueUpdates(b *pgx.Batch) error {
 	status := make([]string, n)
 	errs, classes, nodes := make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n)
 	histories := make([][]byte, n)
+	queues, stages := make([]string, n), make([]string, n)
+	receivers, inbound := make([]pgtype.Text, n), make([]pgtype.Text, n)
 	for i, c := range narrow {
 		m := c.m
 		ids[i], _ = parseID(m.ID)
@@ -277,9 +306,11 @@ func (p *pending) queueUpdates(b *pgx.Batch) error {
 		blacklisted[i], passed[i] = m.Blacklisted, domain.PassedOver(m.QoS, m.Status, m.ErrorClass)
 		status[i] = string(m.Status)
 		errs[i], classes[i], nodes[i] = optional(m.Error), optional(string(m.ErrorClass)), optional(m.Node)
+		queues[i], stages[i] = m.Queue, string(m.Stage)
+		receivers[i], inbound[i] = optional(m.Receiver), optional(m.InboundQueue)
 	}
 	b.Queue(updateNarrow, ids, seqs, incs, updated, next, attempts, crashes, blacklisted, passed, status, errs, classes, nodes,
-		histories)
+		histories, queues, stages, receivers, inbound)
 	return nil
 }
 

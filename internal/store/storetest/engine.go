@@ -107,6 +107,18 @@ func withDefaults(p *store.ClaimParams) {
 	}
 }
 
+// outboundOf lists the messages a claim's routing put in outbound queues:
+// those it moved on, and those its splits made.
+func outboundOf(res *store.ClaimResult) []*domain.Message {
+	var out []*domain.Message
+	for _, m := range res.Routed {
+		if m.Stage == domain.Outbound {
+			out = append(out, m)
+		}
+	}
+	return append(out, res.Created...)
+}
+
 // queuesOf lists the queues of the messages a claim took, in its order.
 func queuesOf(res *store.ClaimResult) []string {
 	qs := []string{}
@@ -199,20 +211,87 @@ func testClaim(t *testing.T, open Opener) {
 		slot := &placement.Router{Placer: placement.Placer{Role: domain.RoleCentral, Rand: func(n int) int { return n - 1 }}}
 		before := e.store.Commits()
 		res := e.claimAs(t, e.node, store.ClaimParams{Limit: 10, Router: slot})
-		require.Equal(t, before+1, e.store.Commits(), "routing and the claim of what it created: one commit")
+		require.Equal(t, before+1, e.store.Commits(), "routing and the claim of what it made ready: one commit")
 		require.Len(t, res.Routed, 1)
-		require.Equal(t, in.ID, res.Routed[0].ID)
-		require.Equal(t, domain.StatusDLVD, res.Routed[0].Status)
-		require.Len(t, res.Created, 1)
-		out := res.Created[0]
-		require.Equal(t, domain.EOOutboundQueue(ReceiverWMS, 4, 3), out.Queue, "placed with the tuning in force")
-		require.Equal(t, []string{out.ID}, claimedIDs(res), "what routing created is claimed at once")
+		require.Empty(t, res.Created, "one receiver: no copy")
+		moved := res.Routed[0]
+		require.Equal(t, in.ID, moved.ID, "one message, one id (§3)")
+		require.Equal(t, domain.EOOutboundQueue(ReceiverWMS, 4, 3), moved.Queue, "placed with the tuning in force")
+		require.Equal(t, domain.Outbound, moved.Stage)
+		require.Equal(t, ReceiverWMS, moved.Receiver)
+		require.Equal(t, in.Queue, moved.InboundQueue, "it says where it came from")
+		require.Equal(t, []string{in.ID}, claimedIDs(res), "what routing made ready is claimed at once")
 		require.Equal(t, PayloadOf(in), res.Claimed[0].Payload)
 		h := e.history(t, in.ID)
-		require.Equal(t, []domain.Status{domain.StatusTBDL, domain.StatusDLNG, domain.StatusDLVD},
+		require.Equal(t, []domain.Status{domain.StatusTBDL, domain.StatusTBDL, domain.StatusDLNG},
 			[]domain.Status{h[0].To, h[1].To, h[2].To})
-		require.Equal(t, "receiver determination (named at send time): WMS", h[2].Reason)
-		require.Equal(t, e.node.ID, h[2].Node)
+		require.Equal(t, "receiver determination (named at send time): WMS; moved on to "+moved.Queue, h[1].Reason)
+		require.Equal(t, e.node.ID, h[1].Node)
+		require.Equal(t, map[domain.Status]int64{domain.StatusDLVD: 1}, e.counts(t, in.Queue),
+			"its inbound queue counts it as delivered: it passed through")
+		require.Empty(t, e.queueIDs(t, in.Queue, store.QueueMessagesParams{}), "and holds it no more")
+		requireConsistent(t, e.testBundle)
+
+		e.record(t, nil, delivered(res.Claimed[0]))
+		require.Equal(t, domain.StatusDLVD, e.message(t, in.ID).Status, "the id the producer got is the one delivered")
+		e.update(t, func(w store.Writer) error { return w.Delete(in.ID) })
+		require.Empty(t, e.counts(t, in.Queue), "purged, it is counted nowhere")
+		requireConsistent(t, e.testBundle)
+	})
+
+	t.Run("RoutesInTheSendsTransaction", func(t *testing.T) {
+		t.Parallel()
+		e := setupEngine(t, open)
+		in, other := NewMessage(), NewMessage()
+		router := &placement.Router{Placer: placement.Placer{Role: domain.RoleCentral, Rand: func(n int) int { return n - 1 }}}
+		var moved *domain.Message
+		e.update(t, func(w store.Writer) error {
+			for _, m := range []*domain.Message{in, other} {
+				if err := w.Insert(m, PayloadOf(m), Entry("received")); err != nil {
+					return err
+				}
+				res, err := w.Route(store.RouteParams{ID: m.ID, Router: router, Entry: Entry("")})
+				if err != nil {
+					return err
+				}
+				moved = res.Message
+			}
+			return nil
+		})
+		require.Equal(t, other.ID, moved.ID)
+		for _, m := range []*domain.Message{in, other} {
+			got := e.message(t, m.ID)
+			require.Equal(t, domain.Outbound, got.Stage, "stored where routing put it")
+			require.Equal(t, m.Queue, got.InboundQueue, "it says where it came from")
+			require.Equal(t, domain.StatusTBDL, got.Status)
+			require.Len(t, e.history(t, m.ID), 2, "the send and the routing")
+		}
+		require.Equal(t, map[domain.Status]int64{domain.StatusDLVD: 2}, e.counts(t, in.Queue))
+		requireConsistent(t, e.testBundle)
+
+		res := e.claim(t, 10)
+		require.ElementsMatch(t, idsOf(in, other), claimedIDs(res), "claimed where they were moved to")
+		requireConsistent(t, e.testBundle)
+	})
+
+	t.Run("SeveralReceiversSplitTheMessage", func(t *testing.T) {
+		t.Parallel()
+		e := setupEngine(t, open)
+		in := NewMessage()
+		in.Receivers = []string{ReceiverWMS, ReceiverARCHIVE}
+		e.insert(t, in)
+		res := e.claim(t, 10)
+		require.Equal(t, idsOf(in), idsOf(res.Routed...))
+		require.Equal(t, domain.StatusDLVD, res.Routed[0].Status, "the message split ends delivered")
+		require.Len(t, res.Created, 2, "one message per receiver")
+		for _, c := range res.Created {
+			require.Equal(t, in.ID, c.ParentID)
+			require.Equal(t, in.ID, c.SentID())
+		}
+		h := e.history(t, in.ID)
+		require.Equal(t, "receiver determination (named at send time): WMS, ARCHIVE; split into 2", h[len(h)-1].Reason)
+		require.ElementsMatch(t, idsOf(res.Created...), claimedIDs(res))
+		requireConsistent(t, e.testBundle)
 	})
 
 	t.Run("RoutesByTheRules", func(t *testing.T) {
@@ -542,8 +621,8 @@ func testRecord(t *testing.T, open Opener) {
 		in := NewEOIOMessage("ORDERS")
 		e.insert(t, blocked, in)
 		res := e.claim(t, 10)
-		require.Len(t, res.Created, 1)
-		require.Equal(t, domain.StatusHOLD, e.message(t, res.Created[0].ID).Status)
+		require.Equal(t, idsOf(in), idsOf(outboundOf(res)...))
+		require.Equal(t, domain.StatusHOLD, e.message(t, in.ID).Status)
 		require.Empty(t, res.Claimed)
 	})
 

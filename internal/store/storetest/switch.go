@@ -58,7 +58,7 @@ func testSwitch(t *testing.T, open Opener) {
 		var routed, created []*domain.Message
 		for range 3 {
 			res := e.claimAs(t, e.node, store.ClaimParams{Limit: 10, RouteLimit: 10})
-			routed, created = append(routed, res.Routed...), append(created, res.Created...)
+			routed, created = append(routed, res.Routed...), append(created, outboundOf(res)...)
 			if !res.More {
 				break
 			}
@@ -92,8 +92,8 @@ func testSwitch(t *testing.T, open Opener) {
 		in := NewEOIOMessage("A")
 		e.insert(t, InQueue(in, sharedXB2.Inbound(domain.RoleCentral, "A")))
 		rec = e.record(t, &store.ClaimParams{Limit: 10}, delivered(claimedOf(t, rec.Claim, c1.ID)))
-		require.Len(t, rec.Claim.Created, 1)
-		a4 := rec.Claim.Created[0]
+		require.Len(t, outboundOf(rec.Claim), 1)
+		a4 := outboundOf(rec.Claim)[0]
 		require.Equal(t, errorQueue, a4.Queue)
 		require.Equal(t, domain.StatusHOLD, a4.Status)
 
