@@ -174,7 +174,8 @@ func measure(ctx context.Context, opts Options, r *recorder) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc := local.New(opts.Store, local.Options{Role: role, Actor: "bench", MaxPayload: int64(opts.Config.Engine.MaxPayload)})
+	svc := local.New(opts.Store, local.Options{Role: role, Actor: "bench", MaxPayload: int64(opts.Config.Engine.MaxPayload),
+		RouteAtSend: true, Routes: opts.Config.RoutingRules()})
 	size0, err := storeSize(ctx, opts.Store)
 	if err != nil {
 		return nil, err
@@ -344,12 +345,13 @@ func (r *recorder) observe(ev engine.Event) {
 		now := time.Now()
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		if at, ok := r.sentAt[ev.Message.ParentID]; ok {
+		sent := ev.Message.SentID()
+		if at, ok := r.sentAt[sent]; ok {
 			r.latencies = append(r.latencies, now.Sub(at))
-			delete(r.sentAt, ev.Message.ParentID)
+			delete(r.sentAt, sent)
 		} else {
 			// The engine can deliver a batch before Send returns.
-			r.early[ev.Message.ParentID] = now
+			r.early[sent] = now
 		}
 		r.delivered(now)
 	case engine.EventFailed, engine.EventWaiting:

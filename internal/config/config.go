@@ -5,6 +5,8 @@ package config
 
 import (
 	"time"
+
+	"github.com/queuectl/queuectl/internal/placement"
 )
 
 // Config is the effective configuration of one invocation.
@@ -145,4 +147,15 @@ type Context struct {
 	Server    string `mapstructure:"server" yaml:"server,omitempty"`
 	TokenFile string `mapstructure:"token_file" yaml:"token_file,omitempty"`
 	Store     string `mapstructure:"store" yaml:"store,omitempty"`
+}
+
+// RoutingRules are the routes of §8 as placement's rules: receiver
+// determination by the engine's claims, and by a send that routes what it
+// stores.
+func (c *Config) RoutingRules() []placement.Rule {
+	out := make([]placement.Rule, len(c.Routes))
+	for i, r := range c.Routes {
+		out[i] = placement.Rule{Sender: r.Sender, Interface: r.Interface, Receivers: r.Receivers}
+	}
+	return out
 }

@@ -88,7 +88,7 @@ func ConfigOf(c *config.Config) (Config, error) {
 		Retention: Retention{Delivered: c.Engine.Retention.Delivered, Failed: c.Engine.Retention.Failed,
 			Audit: c.Engine.Retention.Audit},
 		ShutdownTimeout: c.Engine.ShutdownTimeout,
-		Routes:          rulesOf(c.Routes),
+		Routes:          c.RoutingRules(),
 		Heartbeat:       c.Cluster.Heartbeat,
 		LeaseTTL:        c.Cluster.LeaseTTL,
 		Tx:              txOf(c),
@@ -105,15 +105,6 @@ func txOf(c *config.Config) Tx {
 	}
 	return Tx{After: c.Tx.CheckAfter, Interval: c.Tx.CheckInterval, MaxChecks: c.Tx.MaxChecks,
 		Timeout: c.Tx.CheckTimeout, CheckURLs: urls}
-}
-
-// rulesOf turns the configured routes into routing rules.
-func rulesOf(routes []config.Route) []placement.Rule {
-	out := make([]placement.Rule, len(routes))
-	for i, r := range routes {
-		out[i] = placement.Rule{Sender: r.Sender, Interface: r.Interface, Receivers: r.Receivers}
-	}
-	return out
 }
 
 // check fills in what a zero Config leaves open and refuses what cannot run.

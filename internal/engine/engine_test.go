@@ -300,12 +300,14 @@ func (b *testBundle) message(t *testing.T, id string) *domain.Message {
 
 // outbound returns the outbound messages created from an inbound one, in
 // creation order.
-func (b *testBundle) outbound(t *testing.T, parentID string) []*domain.Message {
+func (b *testBundle) outbound(t *testing.T, sentID string) []*domain.Message {
 	t.Helper()
 	var out []*domain.Message
 	require.NoError(t, b.st.View(b.ctx, func(r store.Reader) error {
 		return r.Messages(store.MessageFilter{}, func(m *domain.Message) error {
-			if m.ParentID == parentID {
+			// The message itself once routing moved it on (§3: one
+			// message, one id), or the messages a split made of it.
+			if m.SentID() == sentID && m.Stage == domain.Outbound {
 				out = append(out, m)
 			}
 			return nil

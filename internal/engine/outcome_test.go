@@ -41,16 +41,17 @@ func TestTransientWithAttemptsLeftWaitsThenDelivers(t *testing.T) {
 	require.Empty(t, w.Node)
 
 	m := b.message(t, w.ID)
-	require.Equal(t, in.ID, m.ParentID)
+	require.Equal(t, in.ID, m.ID, "one message, one id: the one sent is the one delivered")
 	require.Equal(t, domain.StatusDLVD, m.Status)
 	require.Equal(t, 2, m.Attempts)
 	require.Empty(t, m.Error, "a delivery clears the last error")
 	require.Empty(t, m.ErrorClass)
 	require.Nil(t, m.NextAttemptAt)
-	require.Equal(t, []string{">TBDL", "TBDL>DLNG", "DLNG>WAIT", "WAIT>DLNG", "DLNG>DLVD"}, transitions(m.History))
-	require.Equal(t, "delivery attempt 2", m.History[3].Reason)
-	require.Equal(t, "test-node", m.History[3].Node)
-	require.Equal(t, "engine", m.History[3].Actor)
+	require.Equal(t, []string{">TBDL", "TBDL>TBDL", "TBDL>DLNG", "DLNG>WAIT", "WAIT>DLNG", "DLNG>DLVD"}, transitions(m.History),
+		"sent, moved on to its receiver's queue, then delivered")
+	require.Equal(t, "delivery attempt 2", m.History[4].Reason)
+	require.Equal(t, "test-node", m.History[4].Node)
+	require.Equal(t, "engine", m.History[4].Actor)
 	require.Equal(t, []string{"order 1"}, ep.accepted())
 	require.Len(t, ep.all(), 2)
 }

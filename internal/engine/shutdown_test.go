@@ -42,7 +42,7 @@ func TestShutdownHandsBackDeliveriesThatDoNotFinish(t *testing.T) {
 	handed := b.eventsOf(engine.EventHandedBack)
 	require.Len(t, handed, 1)
 	m := b.message(t, handed[0].Message.ID)
-	require.Equal(t, in[0].ID, m.ParentID)
+	require.Equal(t, in[0].ID, m.ID)
 	require.Equal(t, domain.StatusTBDL, m.Status)
 	require.Zero(t, m.Attempts, "a handed back attempt does not count")
 	require.Zero(t, m.Crashes, "a clean stop is not a crash")

@@ -203,6 +203,12 @@ func countsByWalk(t *testing.T, st store.Store) map[string]map[domain.Status]int
 				out[m.Queue] = map[domain.Status]int64{}
 			}
 			out[m.Queue][m.Status]++
+			if m.InboundQueue != "" { // moved on by routing: it passed through (§3)
+				if out[m.InboundQueue] == nil {
+					out[m.InboundQueue] = map[domain.Status]int64{}
+				}
+				out[m.InboundQueue][domain.StatusDLVD]++
+			}
 			return nil
 		})
 	}))

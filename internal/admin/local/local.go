@@ -26,6 +26,12 @@ type Options struct {
 	// Receivers are the configured receivers (receivers: in the
 	// configuration): a receiver's own EO_OUTBOUND_PARALLEL must name one.
 	Receivers []string
+	// RouteAtSend is set where an engine runs in the same process (serve,
+	// bench): a send then routes what it stores in its own transaction when
+	// the inbound queue would start it at once and a receiver is found
+	// (§3), by Routes, the routing rules; else the engine routes it.
+	RouteAtSend bool
+	Routes      []placement.Rule
 	// LeaseTTL is cluster.lease_ttl: a node whose heartbeat is older is
 	// dead (node list); default 10s.
 	LeaseTTL time.Duration
@@ -39,6 +45,7 @@ type Service struct {
 	st     store.Store
 	opts   Options
 	placer placement.Placer
+	router *placement.Router
 }
 
 var _ admin.Service = (*Service)(nil)
@@ -66,7 +73,8 @@ func New(st store.Store, opts Options) *Service {
 	if opts.Rand == nil {
 		opts.Rand = rand.IntN
 	}
-	return &Service{st: st, opts: opts, placer: placement.Placer{Role: opts.Role, Rand: opts.Rand}}
+	placer := placement.Placer{Role: opts.Role, Rand: opts.Rand}
+	return &Service{st: st, opts: opts, placer: placer, router: &placement.Router{Placer: placer, Rules: opts.Routes}}
 }
 
 // Close closes the store.

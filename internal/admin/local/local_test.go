@@ -11,6 +11,7 @@ import (
 	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/admin/local"
 	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/placement"
 	"github.com/queuectl/queuectl/internal/store"
 	"github.com/queuectl/queuectl/internal/store/bolt"
 )
@@ -27,8 +28,10 @@ type testBundle struct {
 }
 
 type setupOpts struct {
-	role       domain.Role
-	maxPayload int64
+	role        domain.Role
+	maxPayload  int64
+	routeAtSend bool
+	routes      []placement.Rule
 }
 
 func setup(t *testing.T) *testBundle {
@@ -42,11 +45,13 @@ func setupWith(t *testing.T, o setupOpts) *testBundle {
 	require.NoError(t, err)
 	b := &testBundle{ctx: context.Background(), st: st, now: time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)}
 	b.svc = local.New(st, local.Options{
-		Role:       o.role,
-		MaxPayload: o.maxPayload,
-		Actor:      "local:test",
-		Receivers:  []string{"WMS", "ARCHIVE"},
-		Now:        func() time.Time { return b.now },
+		Role:        o.role,
+		MaxPayload:  o.maxPayload,
+		Actor:       "local:test",
+		Receivers:   []string{"WMS", "ARCHIVE"},
+		RouteAtSend: o.routeAtSend,
+		Routes:      o.routes,
+		Now:         func() time.Time { return b.now },
 		Rand: func(n int) int {
 			b.randN = append(b.randN, n)
 			return n - 1

@@ -85,5 +85,36 @@ func (s *Service) insertInbound(w store.Writer, r *domain.SendRequest) (*domain.
 	if err := w.Insert(m, r.Payload, h); err != nil {
 		return nil, err
 	}
-	return m, nil
+	return s.routeNow(w, m)
+}
+
+// routeNow routes a message just stored, in the send's transaction, when
+// its inbound queue would start it at once — not stopped, blocked or
+// waiting, nothing ahead of it (§3) — and a receiver is found: the history
+// and the order are those of the engine's routing, one write and one
+// commit fewer. Otherwise, or when no receiver is found (the engine's
+// configuration decides then), the engine routes it.
+func (s *Service) routeNow(w store.Writer, m *domain.Message) (*domain.Message, error) {
+	if !s.opts.RouteAtSend || m.Status != domain.StatusTBDL {
+		return m, nil
+	}
+	q, err := w.Queue(m.Queue)
+	if err != nil {
+		return nil, err
+	}
+	if !q.Starts() || q.Counts[domain.StatusTBDL] > 1 {
+		return m, nil
+	}
+	if wait, err := store.LaneWaits(w, m); wait || err != nil {
+		return m, err
+	}
+	if _, _, err := s.router.Route(store.Placement(w), m); err != nil {
+		return m, nil
+	}
+	res, err := w.Route(store.RouteParams{ID: m.ID, Router: s.router,
+		Entry: store.EngineEntry(m.CreatedAt, store.Node{}, "")})
+	if err != nil {
+		return nil, err
+	}
+	return res.Message, nil
 }

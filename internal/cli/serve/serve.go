@@ -134,7 +134,7 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 	}
 	role, _ := domain.ParseRole(c.Engine.Role)
 	svc := local.New(st, local.Options{Role: role, MaxPayload: int64(c.Engine.MaxPayload), Actor: "server",
-		Receivers: slices.Sorted(maps.Keys(c.Receivers)), LeaseTTL: c.Cluster.LeaseTTL})
+		Receivers: slices.Sorted(maps.Keys(c.Receivers)), RouteAtSend: true, Routes: c.RoutingRules(), LeaseTTL: c.Cluster.LeaseTTL})
 	col = metrics.New(metrics.Options{
 		Source: svc, Node: eng.NodeID(), Running: state.ready, Receivers: slices.Sorted(maps.Keys(c.Receivers)), Logger: log,
 	})
