@@ -77,7 +77,7 @@ func TestServeTwoEOPoisonsAreBlacklistedInTurn(t *testing.T) {
 			require.Equal(t, domain.StatusDLVD, m.Status)
 			continue
 		}
-		if r.payloads[m.ParentID] == "POISON" {
+		if r.payloads[m.SentID()] == "POISON" {
 			require.Equal(t, domain.StatusNDLV, m.Status)
 			require.True(t, m.Blacklisted)
 			require.Equal(t, 2, m.Crashes)

@@ -239,8 +239,8 @@ func key(receiver, payload string) string { return receiver + "/" + payload }
 
 // keyOf is the key of a stored outbound message.
 func (r *rig) keyOf(m domain.Message) string {
-	p, ok := r.payloads[m.ParentID]
-	require.True(r.t, ok, "outbound message %s comes from %q, which no test sent", m.ID, m.ParentID)
+	p, ok := r.payloads[m.SentID()]
+	require.True(r.t, ok, "outbound message %s comes from %q, which no test sent", m.ID, m.SentID())
 	return key(m.Receiver, p)
 }
 
