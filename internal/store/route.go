@@ -50,3 +50,68 @@ func CountPassedThrough(q *QueueRecord, n int64) {
 		delete(q.Counts, domain.StatusDLVD)
 	}
 }
+
+// RouteWrites are one store's writes for the three outcomes of a receiver
+// determination; Route decides which ones run.
+type RouteWrites struct {
+	// Reject makes the message NDLV: no receiver was found (err says why).
+	// h carries the time, node and actor of the entries to write.
+	Reject func(err error, h domain.HistoryEntry) (*domain.Message, error)
+	// Forward moves the message on to its one receiver's queue, with h as
+	// the history entry.
+	Forward func(tg placement.Target, h domain.HistoryEntry) (*domain.Message, error)
+	// Child stores one of the messages a split makes, sharing the payload
+	// of the message it came from.
+	Child func(out *domain.Message, h domain.HistoryEntry) error
+	// Split ends the message DLVD once its n children are stored.
+	Split func(n int, h domain.HistoryEntry) (*domain.Message, error)
+}
+
+// Route does receiver determination for TBDL inbound message in (§3) in the
+// transaction r reads: one receiver moves it on under its id, several split
+// it into children (each TBDL, or HOLD behind a blocked EOIO head), none
+// makes it NDLV. base is the time, node and actor of the history entries.
+func Route(r Reader, in *domain.Message, router *placement.Router, base domain.HistoryEntry, w RouteWrites) (*RouteResult, error) {
+	entry := func(reason string) domain.HistoryEntry {
+		h := base
+		h.Reason = reason
+		return h
+	}
+	targets, reason, rerr := router.Route(Placement(r), in)
+	switch {
+	case rerr != nil:
+		after, err := w.Reject(rerr, entry(""))
+		if err != nil {
+			return nil, err
+		}
+		return &RouteResult{Message: after}, nil
+	case len(targets) == 1:
+		after, err := w.Forward(targets[0], entry(RoutedReason(reason, targets[0].Queue)))
+		if err != nil {
+			return nil, err
+		}
+		return &RouteResult{Message: after}, nil
+	}
+	res := &RouteResult{}
+	for _, tg := range targets {
+		status, err := ArrivalStatus(r, tg.Queue, in.QoS)
+		if err != nil {
+			return nil, err
+		}
+		out := &domain.Message{
+			ID: domain.NewID(), QoS: in.QoS, Sender: in.Sender, Receiver: tg.Receiver, Interface: in.Interface,
+			AppQueue: in.AppQueue, Queue: tg.Queue, Stage: domain.Outbound, Status: status,
+			ParentID: in.ID, Headers: in.Headers, Size: in.Size, CreatedAt: base.At, UpdatedAt: base.At,
+		}
+		if err := w.Child(out, entry("receiver determination")); err != nil {
+			return nil, err
+		}
+		res.Created = append(res.Created, out)
+	}
+	after, err := w.Split(len(targets), entry(SplitReason(reason, len(targets))))
+	if err != nil {
+		return nil, err
+	}
+	res.Message = after
+	return res, nil
+}

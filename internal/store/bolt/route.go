@@ -29,70 +29,42 @@ func (t *txn) Route(p store.RouteParams) (*store.RouteResult, error) {
 	return t.route(key, cur, p.Router, p.Entry)
 }
 
-// route does receiver determination for one inbound message: with one
-// receiver, it moves on to that receiver's queue, keeping its id (forward);
-// with several, it ends DLVD, split into one message per receiver, sharing
-// its payload; with none, it is NDLV. base is the history entries' time,
+// route does receiver determination for one inbound message (store.Route
+// decides; these are bbolt's writes). base is the history entries' time,
 // node and actor.
 func (t *txn) route(key uuid.UUID, in storedMessage, router *placement.Router, base domain.HistoryEntry) (*store.RouteResult, error) {
-	entry := func(reason string) domain.HistoryEntry {
-		h := base
-		h.Reason = reason
-		return h
-	}
-	targets, reason, rerr := router.Route(store.Placement(t), in.Message)
-	switch {
-	case rerr != nil:
-		after, err := t.move(key, in, func(m *domain.Message) {
-			m.Attempts++
-			m.Error, m.ErrorClass = rerr.Error(), domain.ErrorPermanent
-		}, step{domain.StatusDLNG, entry("receiver determination")},
-			step{domain.StatusNDLV, entry("permanent error: " + rerr.Error())})
-		if err != nil {
-			return nil, err
-		}
-		queue := after.Queue
-		if after, err = t.divert(after, entry("")); err != nil {
-			return nil, err
-		}
-		if err := store.RestoreHold(t, queue, entry("held behind "+after.ID+" (NDLV)")); err != nil {
-			return nil, err
-		}
-		return &store.RouteResult{Message: after}, nil
-	case len(targets) == 1:
-		after, err := t.forward(key, in, targets[0], entry(store.RoutedReason(reason, targets[0].Queue)))
-		if err != nil {
-			return nil, err
-		}
-		return &store.RouteResult{Message: after}, nil
-	}
-	res := &store.RouteResult{}
-	for _, tg := range targets {
-		status, err := store.ArrivalStatus(t, tg.Queue, in.QoS)
-		if err != nil {
-			return nil, err
-		}
-		out := &domain.Message{
-			ID: domain.NewID(), QoS: in.QoS, Sender: in.Sender, Receiver: tg.Receiver, Interface: in.Interface,
-			AppQueue: in.AppQueue, Queue: tg.Queue, Stage: domain.Outbound, Status: status,
-			ParentID: in.ID, Headers: in.Headers, Size: in.Size, CreatedAt: base.At, UpdatedAt: base.At,
-		}
-		if err := t.insertShared(out, entry("receiver determination")); err != nil {
-			return nil, err
-		}
-		res.Created = append(res.Created, out)
-	}
-	if err := t.addPayloadRefs(key, len(targets)); err != nil {
-		return nil, err
-	}
-	after, err := t.move(key, in, func(m *domain.Message) { m.Attempts++ },
-		step{domain.StatusDLNG, entry("receiver determination")},
-		step{domain.StatusDLVD, entry(store.SplitReason(reason, len(targets)))})
-	if err != nil {
-		return nil, err
-	}
-	res.Message = after
-	return res, nil
+	return store.Route(t, in.Message, router, base, store.RouteWrites{
+		Reject: func(rerr error, h domain.HistoryEntry) (*domain.Message, error) {
+			dlng, ndlv := h, h
+			dlng.Reason, ndlv.Reason = "receiver determination", "permanent error: "+rerr.Error()
+			after, err := t.move(key, in, func(m *domain.Message) {
+				m.Attempts++
+				m.Error, m.ErrorClass = rerr.Error(), domain.ErrorPermanent
+			}, step{domain.StatusDLNG, dlng}, step{domain.StatusNDLV, ndlv})
+			if err != nil {
+				return nil, err
+			}
+			queue := after.Queue
+			if after, err = t.divert(after, h); err != nil {
+				return nil, err
+			}
+			h.Reason = "held behind " + after.ID + " (NDLV)"
+			return after, store.RestoreHold(t, queue, h)
+		},
+		Forward: func(tg placement.Target, h domain.HistoryEntry) (*domain.Message, error) {
+			return t.forward(key, in, tg, h)
+		},
+		Child: t.insertShared,
+		Split: func(n int, h domain.HistoryEntry) (*domain.Message, error) {
+			if err := t.addPayloadRefs(key, n); err != nil {
+				return nil, err
+			}
+			dlng := h
+			dlng.Reason = "receiver determination"
+			return t.move(key, in, func(m *domain.Message) { m.Attempts++ },
+				step{domain.StatusDLNG, dlng}, step{domain.StatusDLVD, h})
+		},
+	})
 }
 
 // forward moves an inbound message on to its one receiver's outbound queue

@@ -29,78 +29,59 @@ func (t *txn) Route(p store.RouteParams) (*store.RouteResult, error) {
 	return t.route(cur, p.Router, p.Entry)
 }
 
-// route does receiver determination for one inbound message: with one
-// receiver, it moves on to that receiver's queue, keeping its id (forward);
-// with several, it ends DLVD, split into one message per receiver, sharing
-// its payload; with none, it is NDLV. base is the history entries' time,
-// node and actor. The writes are held back (t.pend): the transaction's next
-// statement takes them along, set-based with those of the other messages
-// routed, so routing costs no round trip per message.
+// route does receiver determination for one inbound message (store.Route
+// decides; these are PostgreSQL's writes). base is the history entries'
+// time, node and actor. The writes are held back (t.pend): the
+// transaction's next statement takes them along, set-based with those of
+// the other messages routed, so routing costs no round trip per message.
 func (t *txn) route(in *storedMessage, router *placement.Router, base domain.HistoryEntry) (*store.RouteResult, error) {
-	entry := func(reason string) domain.HistoryEntry {
-		h := base
-		h.Reason = reason
-		return h
-	}
 	attempt := func(m *domain.Message) { m.Attempts++ }
-	targets, reason, rerr := router.Route(store.Placement(t), in.Message)
-	switch {
-	case rerr != nil:
-		mid, err := t.change(in, domain.StatusDLNG, attempt, entry("receiver determination"))
+	dlng := func(h domain.HistoryEntry) (*storedMessage, error) {
+		h.Reason = "receiver determination"
+		mid, err := t.change(in, domain.StatusDLNG, attempt, h)
 		if err != nil {
 			return nil, err
 		}
-		after, err := t.change(&storedMessage{Message: mid, payloadID: in.payloadID}, domain.StatusNDLV, func(m *domain.Message) {
-			m.Error, m.ErrorClass = rerr.Error(), domain.ErrorPermanent
-		}, entry("permanent error: "+rerr.Error()))
-		if err != nil {
-			return nil, err
-		}
-		queue := after.Queue
-		if after, err = t.divert(after, entry("")); err != nil {
-			return nil, err
-		}
-		if err := store.RestoreHold(t, queue, entry("held behind "+after.ID+" (NDLV)")); err != nil {
-			return nil, err
-		}
-		return &store.RouteResult{Message: after}, nil
-	case len(targets) == 1:
-		after, err := t.forward(in, targets[0], entry(store.RoutedReason(reason, targets[0].Queue)))
-		if err != nil {
-			return nil, err
-		}
-		return &store.RouteResult{Message: after}, nil
+		return &storedMessage{Message: mid, payloadID: in.payloadID}, nil
 	}
-	res := &store.RouteResult{}
-	for _, tg := range targets {
-		status, err := store.ArrivalStatus(t, tg.Queue, in.QoS)
-		if err != nil {
-			return nil, err
-		}
-		out := &domain.Message{
-			ID: domain.NewID(), QoS: in.QoS, Sender: in.Sender, Receiver: tg.Receiver, Interface: in.Interface,
-			AppQueue: in.AppQueue, Queue: tg.Queue, Stage: domain.Outbound, Status: status,
-			ParentID: in.ID, Headers: in.Headers, Size: in.Size, CreatedAt: base.At, UpdatedAt: base.At,
-		}
-		if err := t.insertShared(out, in.payloadID, entry("receiver determination")); err != nil {
-			return nil, err
-		}
-		res.Created = append(res.Created, out)
-	}
-	if len(targets) > 0 {
-		t.pend.addRefs(in.payloadID, int64(len(targets)))
-	}
-	mid, err := t.change(in, domain.StatusDLNG, attempt, entry("receiver determination"))
-	if err != nil {
-		return nil, err
-	}
-	after, err := t.change(&storedMessage{Message: mid, payloadID: in.payloadID}, domain.StatusDLVD, nil,
-		entry(store.SplitReason(reason, len(targets))))
-	if err != nil {
-		return nil, err
-	}
-	res.Message = after
-	return res, nil
+	return store.Route(t, in.Message, router, base, store.RouteWrites{
+		Reject: func(rerr error, h domain.HistoryEntry) (*domain.Message, error) {
+			mid, err := dlng(h)
+			if err != nil {
+				return nil, err
+			}
+			ndlv := h
+			ndlv.Reason = "permanent error: " + rerr.Error()
+			after, err := t.change(mid, domain.StatusNDLV, func(m *domain.Message) {
+				m.Error, m.ErrorClass = rerr.Error(), domain.ErrorPermanent
+			}, ndlv)
+			if err != nil {
+				return nil, err
+			}
+			queue := after.Queue
+			if after, err = t.divert(after, h); err != nil {
+				return nil, err
+			}
+			h.Reason = "held behind " + after.ID + " (NDLV)"
+			return after, store.RestoreHold(t, queue, h)
+		},
+		Forward: func(tg placement.Target, h domain.HistoryEntry) (*domain.Message, error) {
+			return t.forward(in, tg, h)
+		},
+		Child: func(out *domain.Message, h domain.HistoryEntry) error {
+			return t.insertShared(out, in.payloadID, h)
+		},
+		Split: func(n int, h domain.HistoryEntry) (*domain.Message, error) {
+			if n > 0 {
+				t.pend.addRefs(in.payloadID, int64(n))
+			}
+			mid, err := dlng(h)
+			if err != nil {
+				return nil, err
+			}
+			return t.change(mid, domain.StatusDLVD, nil, h)
+		},
+	})
 }
 
 // forward moves an inbound message on to its one receiver's outbound queue
