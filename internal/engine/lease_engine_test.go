@@ -68,9 +68,12 @@ func TestStaleLeaseWaitsForHeartbeat(t *testing.T) {
 			}
 			st := &gatedHeartbeats{entered: make(chan struct{}), verdict: make(chan error)}
 			b.wrap = func(s engine.Store) engine.Store { st.Store = s; return st }
-			b.send(t, eo("WMS", "before"))
+			first := b.send(t, eo("WMS", "before"))[0]
 			b.start(t)
-			b.waitFor(t, "the first delivery", func() bool { return len(ep.all()) == 1 })
+			b.waitFor(t, "the first delivery, recorded", func() bool {
+				out := b.outbound(t, first.ID)
+				return len(ep.all()) == 1 && len(out) == 1 && out[0].Status == domain.StatusDLVD
+			})
 
 			// The node "pauses": heartbeats are held, its clock jumps past
 			// the TTL.

@@ -30,12 +30,18 @@ func (b *builder) report(ctx context.Context, took time.Duration) error {
 	var poison, stuck string
 	err = svc.Queues(ctx, admin.QueueFilter{}, func(q *domain.Queue) error {
 		queues++
-		for s, n := range q.Counts {
-			counts[s] += n
-		}
 		if q.State == domain.QueueBlocked {
 			blocked = append(blocked, q.Name)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	// The messages, not the queues' counters: a queue counts what passed
+	// through it, so a message routed on counts in two queues.
+	err = svc.Messages(ctx, admin.MessageFilter{}, func(m *domain.Message) error {
+		counts[m.Status]++
 		return nil
 	})
 	if err != nil {
