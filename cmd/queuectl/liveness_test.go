@@ -417,7 +417,7 @@ func TestServeStopWhileTheDatabaseIsDown(t *testing.T) {
 		t.Fatalf("serve did not exit after SIGTERM\n%s", n.log)
 	}
 	require.Equal(t, 1, n.exitCode(), "serve exits 1 when it cannot hand back what it holds:\n%s", n.log)
-	require.Contains(t, n.log.String(), "1 messages DLNG that the store could not take back")
+	require.Contains(t, n.log.String(), "1 message DLNG that the store could not take back")
 	require.Contains(t, n.log.String(), "counts a crash for each")
 
 	pg.start()
@@ -455,5 +455,26 @@ func TestServeRefusesANodeIDInUse(t *testing.T) {
 
 	c.send([]sendLine{{QoS: "EO", Sender: "ERP", Receiver: "WMS", Payload: "after"}})
 	c.waitUntil("the first node to deliver", func() bool { return c.count(domain.StatusDLVD) == 1 })
+	c.stopAll()
+}
+
+// TestServeWaitsForADatabaseDownAtStart: a serve started while its database
+// is down does not exit: it says it waits, and runs and delivers once the
+// database is back (an outage ends no serve, not even at its start).
+func TestServeWaitsForADatabaseDownAtStart(t *testing.T) {
+	t.Parallel()
+	pg, url := startPGServer(t)
+	c := newClusterOn(t, rigOptions{workers: 2, crashes: 2, shutdownTimeout: 10 * time.Second}, url)
+	rcv := newLiveReceiver(t)
+	c.useConfig(liveConfig(rcv.srv.URL, clusterLeaseTTL))
+	pg.stop()
+	n := c.start("n1")
+	c.waitUntil("serve to say it waits for the database", func() bool {
+		return n.logged("the database is unreachable; serve waits for it")
+	})
+	pg.start()
+	c.waitUntil("the node to run", c.running)
+	c.send([]sendLine{{QoS: "EO", Sender: "ERP", Receiver: "WMS", Payload: "after the outage"}})
+	c.waitUntil("the message delivered", func() bool { return c.count(domain.StatusDLVD) == 1 })
 	c.stopAll()
 }

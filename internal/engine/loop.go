@@ -441,8 +441,12 @@ func (l *loop) shutdown(cancel context.CancelCauseFunc) error {
 		}
 	}()
 	if !l.rec.waitDrained(ctx) {
-		return fmt.Errorf("engine stopped with %d messages DLNG that the store could not take back (it stayed unreachable): "+
-			"the crash recovery of the node that takes them over counts a crash for each", l.held.len())
+		n, noun := l.held.len(), "messages"
+		if n == 1 {
+			noun = "message"
+		}
+		return fmt.Errorf("engine stopped with %d %s DLNG that the store could not take back (it stayed unreachable): "+
+			"the crash recovery of the node that takes them over counts a crash for each", n, noun)
 	}
 	return nil
 }

@@ -109,7 +109,7 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 	if err := checkNodeID(opts.NodeID); err != nil {
 		return err
 	}
-	where, err := openStore(ctx, f, c, listen)
+	where, err := openStore(ctx, slog.New(h), f, c, listen)
 	if err != nil {
 		return err
 	}

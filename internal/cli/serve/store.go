@@ -2,6 +2,8 @@ package serve
 
 import (
 	"context"
+	"log/slog"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -31,7 +33,7 @@ type servedStore struct {
 // its socket); a PostgreSQL database is shared with the cluster's other
 // nodes and with every command, and its schema is migrated first, under the
 // migration lock, so that nodes starting at once do not race.
-func openStore(ctx context.Context, f *cmdutil.Factory, c *config.Config, listen string) (*servedStore, error) {
+func openStore(ctx context.Context, log *slog.Logger, f *cmdutil.Factory, c *config.Config, listen string) (*servedStore, error) {
 	loc, err := cmdutil.ResolveStore(c)
 	if err != nil {
 		return nil, err
@@ -47,7 +49,7 @@ func openStore(ctx context.Context, f *cmdutil.Factory, c *config.Config, listen
 		// the API's requests. A node frozen inside a transaction has
 		// its session ended well within the lease TTL, so that its locks
 		// stop no other node.
-		st, err := postgres.Open(ctx, loc.Postgres, postgres.Options{Migrate: true, MaxConns: int32(c.Engine.Workers) + 8,
+		st, err := openPostgres(ctx, log, loc.Postgres, postgres.Options{Migrate: true, MaxConns: int32(c.Engine.Workers) + 8,
 			LeaseTTL: c.Cluster.LeaseTTL})
 		if err != nil {
 			return nil, err
@@ -61,6 +63,33 @@ func openStore(ctx context.Context, f *cmdutil.Factory, c *config.Config, listen
 	}
 	return &servedStore{st: st, name: loc.Path, sock: loc.Path + ".sock", close: st.Close}, nil
 }
+
+// openPostgres opens the database, waiting for it while it is down or out
+// of reach (§11: an outage ends no serve, not even at start); a setting
+// that keeps it from connecting — a wrong password, a database that does
+// not exist — or a signal ends the wait.
+func openPostgres(ctx context.Context, log *slog.Logger, url string, opts postgres.Options) (*postgres.Store, error) {
+	wait := time.Second
+	for {
+		st, err := postgres.Open(ctx, url, opts)
+		if err == nil || !postgres.Down(err) {
+			return st, err
+		}
+		log.Warn("the database is unreachable; serve waits for it", "err", err, "retry_in", wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, err
+		case <-t.C:
+		}
+		wait = min(2*wait, maxOpenWait)
+	}
+}
+
+// maxOpenWait bounds the wait between two tries of a database that is down
+// at start.
+const maxOpenWait = 15 * time.Second
 
 // maxNodeID bounds --node-id: it is written into every history entry.
 const maxNodeID = 128

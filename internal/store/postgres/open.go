@@ -119,9 +119,26 @@ func connect(ctx context.Context, url string, maxConns int32, configure ...func(
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, target, fmt.Errorf("connect to %s: %w", target, ctxErr)
 		}
+		if connectionLost(err) {
+			return nil, target, downError{unreachable(target, err)}
+		}
 		return nil, target, unreachable(target, err)
 	}
 	return pool, target, nil
+}
+
+// downError marks a failure to connect that ends when the database is back
+// (refused, timed out, shutting down or starting up), as against one that a
+// setting causes (authentication, no such database).
+type downError struct{ error }
+
+func (e downError) Unwrap() error { return e.error }
+
+// Down reports whether err is a failure to connect to a database that is
+// down or out of reach for now: trying again later may succeed.
+func Down(err error) bool {
+	var d downError
+	return errors.As(err, &d)
 }
 
 // unreachable explains a failed connection: the server's own reason
