@@ -95,12 +95,6 @@ func DefaultFile() string {
 func Load(flags *pflag.FlagSet) (*Config, error) {
 	v := viper.New()
 	setDefaults(v)
-	v.SetEnvPrefix(EnvPrefix)
-	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
-	v.AutomaticEnv()
-	if err := v.BindEnv("server_url", EnvPrefix+"_SERVER"); err != nil {
-		return nil, err
-	}
 	for name, key := range flagKeys {
 		if f := flags.Lookup(name); f != nil {
 			if err := v.BindPFlag(key, f); err != nil {
@@ -135,6 +129,18 @@ func Load(flags *pflag.FlagSet) (*Config, error) {
 		v.SetConfigType("yaml")
 		if err := v.ReadConfig(bytes.NewReader(raw)); err != nil {
 			return nil, domain.Invalidf("config file %s is not valid YAML: %v", file, err)
+		}
+	}
+	// Every key, of the defaults or the file, may be set as QUEUECTL_<KEY>,
+	// each bound by name: AutomaticEnv would also take QUEUECTL_SERVER (the
+	// --server URL) for the whole server: section and lose its tokens.
+	for _, key := range v.AllKeys() {
+		env := EnvPrefix + "_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+		if key == "server_url" {
+			env = EnvPrefix + "_SERVER"
+		}
+		if err := v.BindEnv(key, env); err != nil {
+			return nil, err
 		}
 	}
 

@@ -208,6 +208,24 @@ func TestLoadServerEnv(t *testing.T) {
 	require.Equal(t, "https://queuectl.example:7870", c.ServerURL)
 }
 
+// TestLoadServerEnvKeepsTheServerSection: QUEUECTL_SERVER names the server
+// commands talk to; the server: section of the file — its tokens above all
+// — stays as the file says.
+func TestLoadServerEnvKeepsTheServerSection(t *testing.T) {
+	isolate(t)
+	b := &testBundle{dir: t.TempDir()}
+	t.Setenv("QUEUECTL_SERVER", "http://127.0.0.1:7870")
+	c, err := b.loadFile(t, `server:
+  listen: 127.0.0.1:7871
+  tokens:
+    - {name: ops, role: operator, sha256: "d9310c002af91822beb0b3487d8b04f85bf6bf1f8a5496bff7d35fc7c5a29def"}
+`)
+	require.NoError(t, err)
+	require.Equal(t, "http://127.0.0.1:7870", c.ServerURL)
+	require.Equal(t, "127.0.0.1:7871", c.Server.Listen)
+	require.Len(t, c.Server.Tokens, 1, "the tokens of the file")
+}
+
 func TestLoadNoColor(t *testing.T) {
 	isolate(t)
 
