@@ -182,11 +182,11 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) error {
 	if len(reqs) == 0 {
 		return refusal{domain.Invalidf("no messages in the request")}
 	}
-	msgs, err := s.opts.Service.Send(r.Context(), reqs)
+	sent, err := s.opts.Service.Send(r.Context(), reqs)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, wire.Page[*domain.Message]{Items: msgs})
+	writeJSON(w, http.StatusCreated, wire.Page[admin.Sent]{Items: sent})
 	return nil
 }
 

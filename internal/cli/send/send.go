@@ -120,13 +120,13 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	msgs, err := svc.Send(ctx, []domain.SendRequest{*req})
+	sent, err := svc.Send(ctx, []domain.SendRequest{*req})
 	if err != nil {
 		return err
 	}
-	// One message is one object, as message show prints it; a table is
-	// its id, so that id=$(queuectl send ...) works.
-	m := msgs[0]
+	// One message is one object, as message show prints it, with
+	// duplicate; a table is its id, so that id=$(queuectl send ...) works.
+	m := sent[0]
 	return output.Value(opts.IO.Out, format, m, func(w io.Writer, _ bool) error {
 		_, err := fmt.Fprintln(w, m.ID)
 		return err
@@ -200,10 +200,11 @@ func parseHeaders(kvs []string) (map[string]string, error) {
 }
 
 // newIDList prints stored messages: their ids for table and ids output
-// (so that id=$(queuectl send ...) works), the message objects otherwise.
-func newIDList(w io.Writer, f output.Format) *output.List[*domain.Message] {
+// (so that id=$(queuectl send ...) works), the message objects, with
+// duplicate, otherwise.
+func newIDList(w io.Writer, f output.Format) *output.List[admin.Sent] {
 	if f.Tabular() {
 		f = output.IDs
 	}
-	return output.NewList[*domain.Message](w, f, nil, func(m *domain.Message) string { return m.ID })
+	return output.NewList[admin.Sent](w, f, nil, func(m admin.Sent) string { return m.ID })
 }

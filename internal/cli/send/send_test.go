@@ -83,15 +83,15 @@ type fakeAdmin struct {
 	opened  int
 }
 
-func (a *fakeAdmin) Send(_ context.Context, reqs []domain.SendRequest) ([]*domain.Message, error) {
+func (a *fakeAdmin) Send(_ context.Context, reqs []domain.SendRequest) ([]admin.Sent, error) {
 	a.reqs = append(a.reqs, reqs...)
 	a.calls++
 	if a.err != nil && a.calls > a.okCalls {
 		return nil, a.err
 	}
-	out := make([]*domain.Message, len(reqs))
+	out := make([]admin.Sent, len(reqs))
 	for i, r := range reqs {
-		out[i] = &domain.Message{ID: "0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1" + string(rune('a'+i)), QoS: r.QoS, Sender: r.Sender, Status: domain.StatusTBDL}
+		out[i].Message = &domain.Message{ID: "0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1" + string(rune('a'+i)), QoS: r.QoS, Sender: r.Sender, Status: domain.StatusTBDL}
 	}
 	return out, nil
 }
