@@ -20,6 +20,10 @@ import (
 // which trusts it: the socket's file mode admits only its owner.
 const ActorHeader = "X-Queuectl-Actor"
 
+// IdempotencyKeyHeader names the idempotency key (§2) of the one message a
+// send request (POST /v1/messages) carries, as its "key" field does.
+const IdempotencyKeyHeader = "Idempotency-Key"
+
 // Page is one page of a list: its items and the cursor of the next page
 // ("" when there is none).
 type Page[T any] struct {
