@@ -57,6 +57,7 @@ func ScriptParams(t *testing.T) testscript.Params {
 			"stderr2env": cmdStderrToEnv,
 			"freeport":   cmdFreePort,
 			"waithttp":   cmdWaitHTTP,
+			"httppost":   cmdHTTPPost,
 			"envsubst":   cmdEnvSubst,
 			"replace":    cmdReplace,
 			"waitfile":   cmdWaitFile,

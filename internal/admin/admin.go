@@ -23,8 +23,12 @@ var ErrStop = errors.New("stop the walk")
 type Service interface {
 	// Send validates every request, then stores them as inbound messages in
 	// batches, and returns the stored messages in request order. An invalid
-	// request stores nothing and names its position (1-based).
-	Send(ctx context.Context, reqs []domain.SendRequest) ([]*domain.Message, error)
+	// request stores nothing and names its position (1-based). A request
+	// with a key its sender used already stores nothing: it answers with
+	// the message of that key, marked Duplicate, or — when it differs from
+	// that message in payload, receivers, qos or app queue — fails its
+	// batch with a conflict naming what differs (§2).
+	Send(ctx context.Context, reqs []domain.SendRequest) ([]Sent, error)
 	// Queues calls fn for each queue matching f, in name order.
 	Queues(ctx context.Context, f QueueFilter, fn func(*domain.Queue) error) error
 	// Queue returns one queue's summary.
@@ -49,6 +53,25 @@ type Service interface {
 	RecordRefusal(ctx context.Context, r Refusal) error
 	// Close releases the service's store or connection.
 	Close() error
+}
+
+// Sent is the answer to one send request: the message it stored, or, for
+// a repeat of a key (§2), the message stored before under that key, as it
+// is now.
+type Sent struct {
+	*domain.Message `yaml:",inline"`
+	// Duplicate marks the message a repeated key found: this send stored
+	// nothing.
+	Duplicate bool `json:"duplicate" yaml:"duplicate"`
+}
+
+// SentMessages returns the messages of a send's answers, in order.
+func SentMessages(sent []Sent) []*domain.Message {
+	msgs := make([]*domain.Message, len(sent))
+	for i, s := range sent {
+		msgs[i] = s.Message
+	}
+	return msgs
 }
 
 // QueueFilter selects queues for `queue list`. Empty fields select all.
@@ -87,6 +110,9 @@ type MessageFilter struct {
 	// Stuck, when set, selects the stuck transactions (PEND messages the
 	// check-back gave up on, §9), or the messages that are not.
 	Stuck *bool
+	// Key selects the messages sent with this idempotency key (§2), by
+	// any sender.
+	Key string
 	// NewestFirst lists in descending id order; After is then the last id
 	// of the previous page all the same.
 	NewestFirst bool

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/admin/local"
 	"github.com/queuectl/queuectl/internal/config"
 	"github.com/queuectl/queuectl/internal/domain"
@@ -377,7 +378,7 @@ func (r *recorder) delivered(now time.Time) {
 }
 
 // sent records when a batch's send committed.
-func (r *recorder) sent(msgs []*domain.Message, at time.Time) {
+func (r *recorder) sent(msgs []admin.Sent, at time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, m := range msgs {

@@ -108,18 +108,36 @@ func ValidateHeaders(h map[string]string) error {
 const MaxKey = 128
 
 // ValidateKey checks a producer's idempotency key (§2): 1-128 characters of
-// printable text, without tab; an empty key is no key.
+// printable text, without tab; an empty key is no key. The error names the
+// key (its start, when it is too long) and the rule.
 func ValidateKey(key string) error {
 	if key == "" {
 		return nil
 	}
+	rule := fmt.Sprintf("a key is 1-%d printable characters", MaxKey)
 	if n := utf8.RuneCountInString(key); n > MaxKey {
-		return Invalidf("key is %d characters long; the limit is %d", n, MaxKey)
+		// The start names it; the whole would drown the message.
+		start, count := key, 0
+		for i := range key {
+			if count == 32 {
+				start = key[:i] + "…"
+				break
+			}
+			count++
+		}
+		return Invalidf("key %q is %d characters long; %s", start, n, rule)
 	}
-	if strings.ContainsRune(key, '\t') {
-		return Invalidf("key %q contains a tab; a key is printable text", key)
+	for i := 0; i < len(key); {
+		r, size := utf8.DecodeRuneInString(key[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			return Invalidf("key %q is not valid UTF-8 (at byte %d); %s", key, i, rule)
+		case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0:
+			return Invalidf("key %q contains the control character %U at byte %d; %s (no tab)", key, r, i, rule)
+		}
+		i += size
 	}
-	return CheckText("key", key)
+	return nil
 }
 
 // ValidateReason checks an operator's --reason (§2): at most 1 KiB of

@@ -253,3 +253,27 @@ func TestFormatBytes(t *testing.T) {
 		})
 	}
 }
+
+func TestValidateKey(t *testing.T) {
+	t.Parallel()
+	for _, ok := range []string{"", "k", "order-4711", "Bestellung Nr. 4711 / ÄÖÜ", strings.Repeat("ü", domain.MaxKey)} {
+		require.NoError(t, domain.ValidateKey(ok), ok)
+	}
+	for name, c := range map[string]struct {
+		key  string
+		want string
+	}{
+		"too long": {strings.Repeat("k", domain.MaxKey+1),
+			`key "` + strings.Repeat("k", 32) + `…" is 129 characters long; a key is 1-128 printable characters`},
+		"tab":         {"a\tb", `key "a\tb" contains the control character U+0009 at byte 1; a key is 1-128 printable characters (no tab)`},
+		"newline":     {"a\n", `key "a\n" contains the control character U+000A at byte 1; a key is 1-128 printable characters (no tab)`},
+		"C1":          {"a\u0085", `key "a\u0085" contains the control character U+0085 at byte 1; a key is 1-128 printable characters (no tab)`},
+		"not UTF-8":   {"a\xff", `key "a\xff" is not valid UTF-8 (at byte 1); a key is 1-128 printable characters`},
+		"nul":         {"\x00", `key "\x00" contains the control character U+0000 at byte 0; a key is 1-128 printable characters (no tab)`},
+		"delete char": {"\x7f", `key "\x7f" contains the control character U+007F at byte 0; a key is 1-128 printable characters (no tab)`},
+	} {
+		err := domain.ValidateKey(c.key)
+		require.ErrorIs(t, err, domain.ErrInvalid, name)
+		require.EqualError(t, err, c.want, name)
+	}
+}

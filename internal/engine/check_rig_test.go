@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/admin/local"
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/placement"
@@ -244,10 +245,10 @@ func (b *checkBundle) prepare(t *testing.T, sender string, appQueue string, orde
 		}
 		reqs = append(reqs, r)
 	}
-	msgs, err := b.admin.Send(b.ctx, reqs)
+	sent, err := b.admin.Send(b.ctx, reqs)
 	require.NoError(t, err)
 	b.hold(t)
-	return msgs
+	return admin.SentMessages(sent)
 }
 
 // waitFor waits until cond holds, re-checking it after every event, log

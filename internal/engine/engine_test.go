@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/admin/local"
 	"github.com/queuectl/queuectl/internal/config"
 	"github.com/queuectl/queuectl/internal/domain"
@@ -265,12 +266,12 @@ func (l *logRecorder) WithGroup(string) slog.Handler { return l }
 // send` does, and wakes a running engine.
 func (b *testBundle) send(t *testing.T, reqs ...domain.SendRequest) []*domain.Message {
 	t.Helper()
-	msgs, err := b.admin.Send(b.ctx, reqs)
+	sent, err := b.admin.Send(b.ctx, reqs)
 	require.NoError(t, err)
 	if b.eng != nil {
 		b.eng.Notify()
 	}
-	return msgs
+	return admin.SentMessages(sent)
 }
 
 func eo(receiver, payload string) domain.SendRequest {

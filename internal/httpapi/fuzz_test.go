@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/admin/local"
 	"github.com/queuectl/queuectl/internal/admin/wire"
 	"github.com/queuectl/queuectl/internal/domain"
@@ -92,20 +93,42 @@ func FuzzSendBody(f *testing.F) {
 		`{"messages":[{"qos":"EO","sender":"ERP","payload_b64":"eA=="}]}{"messages":[]}`,
 		`{"messages":[{"qos":"EO","sender":"ERP","payload_b64":"eA==","headers":{"":"v"}}]}`,
 		`{"messages":[{"qos":1,"sender":["ERP"]}]}`, "\xff\xfe", `{"messages":[{"qos":"EO","sender":"ERP\u0000"}]}`,
+		`{"messages":[{"qos":"EO","sender":"ERP","payload_b64":"eA==","key":"order-4711"}]}`,
+		`{"messages":[{"qos":"EO","sender":"ERP","payload_b64":"eQ==","key":"order-4711"}]}`,
+		`{"messages":[{"qos":"EO","sender":"ERP","payload_b64":"eA==","key":"k"},{"qos":"EO","sender":"ERP","payload_b64":"eA==","key":"k"}]}`,
+		`{"messages":[{"qos":"EO","sender":"ERP","payload_b64":"eA==","key":""}]}`,
+		`{"messages":[{"qos":"EO","sender":"ERP","payload_b64":"eA==","key":"a\tb"}]}`,
 	} {
 		f.Add([]byte(seed), "")
 		f.Add([]byte(seed), "prepare=true")
 	}
 	f.Fuzz(func(t *testing.T, body []byte, rawQuery string) {
 		w := s.serve("POST", "/v1/messages", rawQuery, body)
-		checkAnswer(t, w, "POST /v1/messages "+string(body))
+		what := "POST /v1/messages " + string(body)
+		if w.Code == http.StatusConflict {
+			// A key sent before, with another message.
+			var env wire.ErrorBody
+			require.NoError(t, json.Unmarshal(w.Body.Bytes(), &env), what)
+			require.Equal(t, "conflict", env.Error.Code, what)
+			require.Contains(t, env.Error.Message, "which differs in", what)
+			return
+		}
+		checkAnswer(t, w, what)
 		if w.Code/100 == 2 {
-			require.Equal(t, http.StatusCreated, w.Code)
 			var in wire.SendBody
 			require.NoError(t, json.Unmarshal(body, &in))
-			var page wire.Page[*domain.Message]
+			var page wire.Page[admin.Sent]
 			require.NoError(t, json.Unmarshal(w.Body.Bytes(), &page))
-			require.Len(t, page.Items, len(in.Messages), "one stored message per message sent")
+			require.Len(t, page.Items, len(in.Messages), "one message per message sent")
+			stored := 0
+			for _, m := range page.Items {
+				if !m.Duplicate {
+					stored++
+				}
+			}
+			// 201 when something was stored, 200 when every message repeated a key.
+			require.Equal(t, stored > 0, w.Code == http.StatusCreated, what)
+			require.Equal(t, stored == 0, w.Code == http.StatusOK, what)
 		}
 	})
 }

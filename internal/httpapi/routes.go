@@ -182,11 +182,47 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) error {
 	if len(reqs) == 0 {
 		return refusal{domain.Invalidf("no messages in the request")}
 	}
-	msgs, err := s.opts.Service.Send(r.Context(), reqs)
+	if err := headerKey(r.Header, reqs); err != nil {
+		return refusal{err}
+	}
+	sent, err := s.opts.Service.Send(r.Context(), reqs)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, wire.Page[*domain.Message]{Items: msgs})
+	// 201 when the request stored a message; 200 when every message was
+	// a repeat of its key, found, not stored (§2).
+	status := http.StatusOK
+	for _, m := range sent {
+		if !m.Duplicate {
+			status = http.StatusCreated
+			break
+		}
+	}
+	writeJSON(w, status, wire.Page[admin.Sent]{Items: sent})
+	return nil
+}
+
+// headerKey gives the one message of a send the key of the
+// Idempotency-Key header. A header given twice, empty, on a request of
+// several messages, or naming another key than the message's "key" is
+// refused: nothing may be guessed about which key a producer meant.
+func headerKey(h http.Header, reqs []domain.SendRequest) error {
+	vals := h.Values(wire.IdempotencyKeyHeader)
+	switch {
+	case len(vals) == 0:
+		return nil
+	case len(vals) > 1:
+		return domain.Invalidf("the %s header is given %d times; give it once", wire.IdempotencyKeyHeader, len(vals))
+	case vals[0] == "":
+		return domain.Invalidf("the %s header is empty; a key is 1-%d printable characters", wire.IdempotencyKeyHeader, domain.MaxKey)
+	case len(reqs) > 1:
+		return domain.Invalidf(`the %s header is the key of one message; this request sends %d, so give each its "key"`,
+			wire.IdempotencyKeyHeader, len(reqs))
+	case reqs[0].Key != "" && reqs[0].Key != vals[0]:
+		return domain.Invalidf(`the %s header %q and the message's "key" %q differ; give one of them, or the same in both`,
+			wire.IdempotencyKeyHeader, vals[0], reqs[0].Key)
+	}
+	reqs[0].Key = vals[0]
 	return nil
 }
 

@@ -83,6 +83,9 @@ func (d *detailPage) lines(now time.Time) []string {
 	if m.ParentID != "" {
 		out = append(out, kv("parent", m.ParentID))
 	}
+	if m.Key != "" {
+		out = append(out, kv("key", m.Key))
+	}
 	for _, k := range slices.Sorted(maps.Keys(m.Headers)) {
 		out = append(out, kv("header", k+"="+m.Headers[k]))
 	}

@@ -49,6 +49,11 @@ func Run(t *testing.T, newService NewService) {
 		{"SendInvalidInBatch", testSendInvalidInBatch},
 		{"SendTooLarge", testSendTooLarge},
 		{"SendPrepare", testSendPrepare},
+		{"SendKeyRepeat", testSendKeyRepeat},
+		{"SendKeyConflict", testSendKeyConflict},
+		{"SendKeyInBatch", testSendKeyInBatch},
+		{"SendKeyInvalid", testSendKeyInvalid},
+		{"SendKeyConcurrent", testSendKeyConcurrent},
 		{"Queues", testQueues},
 		{"QueuesFilters", testQueuesFilters},
 		{"QueuesPaging", testQueuesPaging},
@@ -121,9 +126,14 @@ func eoio(appQueue, payload string) domain.SendRequest {
 
 func (b *bundle) send(t *testing.T, reqs ...domain.SendRequest) []*domain.Message {
 	t.Helper()
-	msgs, err := b.svc.Send(b.ctx, reqs)
+	sent, err := b.svc.Send(b.ctx, reqs)
 	require.NoError(t, err)
-	require.Len(t, msgs, len(reqs))
+	require.Len(t, sent, len(reqs))
+	msgs := make([]*domain.Message, len(sent))
+	for i, m := range sent {
+		require.False(t, m.Duplicate, "a new message")
+		msgs[i] = m.Message
+	}
 	return msgs
 }
 

@@ -101,8 +101,8 @@ func call[T any](ctx context.Context, s *Service, fn func(svc admin.Service) (T,
 // Send stores the messages. Through a socket it is tried again only when
 // nothing was sent: a send whose answer was lost may have stored messages,
 // and sending them again would store them twice.
-func (s *Service) Send(ctx context.Context, reqs []domain.SendRequest) ([]*domain.Message, error) {
-	return call(ctx, s, func(svc admin.Service) ([]*domain.Message, error) {
+func (s *Service) Send(ctx context.Context, reqs []domain.SendRequest) ([]admin.Sent, error) {
+	return call(ctx, s, func(svc admin.Service) ([]admin.Sent, error) {
 		msgs, err := svc.Send(ctx, reqs)
 		if errors.Is(err, remote.ErrNoAnswer) && (!errors.Is(err, remote.ErrNotSent) || len(msgs) > 0) {
 			// Reported, not tried again: keep the text and hint, drop the kind that retries.

@@ -53,9 +53,9 @@ func (b *testBundle) send(t *testing.T, n int) []*domain.Message {
 	for i := range reqs {
 		reqs[i] = domain.SendRequest{QoS: domain.EO, Sender: "ERP", Receivers: []string{"WMS"}, Payload: []byte("x")}
 	}
-	msgs, err := b.svc.Send(b.ctx, reqs)
+	sent, err := b.svc.Send(b.ctx, reqs)
 	require.NoError(t, err)
-	return msgs
+	return admin.SentMessages(sent)
 }
 
 // TestHoldsOnlyDuringACall: between calls nothing is held, no socket served.

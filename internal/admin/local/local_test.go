@@ -73,10 +73,10 @@ func eoio(appQueue, payload string) domain.SendRequest {
 
 func (b *testBundle) send(t *testing.T, reqs ...domain.SendRequest) []*domain.Message {
 	t.Helper()
-	msgs, err := b.svc.Send(b.ctx, reqs)
+	sent, err := b.svc.Send(b.ctx, reqs)
 	require.NoError(t, err)
-	require.Len(t, msgs, len(reqs))
-	return msgs
+	require.Len(t, sent, len(reqs))
+	return admin.SentMessages(sent)
 }
 
 func (b *testBundle) sendOne(t *testing.T, req domain.SendRequest) *domain.Message {

@@ -158,6 +158,9 @@ func (s *Service) QueueMessages(ctx context.Context, name string, p admin.QueueM
 
 // Messages lists messages matching f in id order.
 func (s *Service) Messages(ctx context.Context, f admin.MessageFilter, fn func(*domain.Message) error) error {
+	if err := domain.ValidateKey(f.Key); err != nil {
+		return err
+	}
 	if f.After != "" {
 		var err error
 		if f.After, err = messageID(f.After); err != nil {
@@ -167,7 +170,7 @@ func (s *Service) Messages(ctx context.Context, f admin.MessageFilter, fn func(*
 	sf := store.MessageFilter{
 		Statuses: f.Statuses, Queues: f.Queues, Receivers: f.Receivers, Senders: f.Senders,
 		AppQueues: f.AppQueues, ErrorText: f.ErrorText, CreatedBefore: f.OlderThan,
-		CreatedAfter: f.NewerThan, Blacklisted: f.Blacklisted, Stuck: f.Stuck, After: f.After, Limit: f.Limit,
+		CreatedAfter: f.NewerThan, Blacklisted: f.Blacklisted, Stuck: f.Stuck, Key: f.Key, After: f.After, Limit: f.Limit,
 		Reverse: f.NewestFirst,
 	}
 	return s.view(ctx, func(r store.Reader) error {

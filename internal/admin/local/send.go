@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/queuectl/queuectl/internal/admin"
@@ -14,8 +15,9 @@ import (
 const sendBatch = 1000
 
 // Send validates all requests, then stores them in batches of sendBatch.
-// Sends are not audited, but a refused one is (§6).
-func (s *Service) Send(ctx context.Context, reqs []domain.SendRequest) ([]*domain.Message, error) {
+// Sends are not audited, but a refused one is (§6) — a key repeated with a
+// different message included.
+func (s *Service) Send(ctx context.Context, reqs []domain.SendRequest) ([]admin.Sent, error) {
 	s = s.as(ctx)
 	for i := range reqs {
 		if err := reqs[i].Validate(s.opts.MaxPayload); err != nil {
@@ -28,27 +30,58 @@ func (s *Service) Send(ctx context.Context, reqs []domain.SendRequest) ([]*domai
 	if len(reqs) == 0 {
 		return nil, s.refused(ctx, "send", nil, domain.AuditError, domain.Invalidf("no messages to send"))
 	}
-	out := make([]*domain.Message, 0, len(reqs))
+	out := make([]admin.Sent, 0, len(reqs))
 	for start := 0; start < len(reqs); start += sendBatch {
 		batch := reqs[start:min(start+sendBatch, len(reqs))]
-		msgs := make([]*domain.Message, len(batch))
+		sent := make([]admin.Sent, len(batch))
+		var conflict *keyConflict
 		err := s.st.Update(ctx, func(w store.Writer) error {
+			// The store may run this again (a retried or regrouped
+			// commit): each run starts from nothing.
+			conflict = nil
+			keys := keyedSends{}
 			for i := range batch {
-				m, err := s.insertInbound(w, &batch[i])
+				r := &batch[i]
+				var m *domain.Message
+				var err error
+				repeat := keys.has(r)
+				if !repeat {
+					m, err = s.insertInbound(w, r)
+					repeat = errors.Is(err, store.ErrKeyExists)
+				}
+				if repeat {
+					// What the key was sent with first decides.
+					if m, err = keys.repeat(w, r); err != nil {
+						if errors.As(err, &conflict) {
+							conflict.index = start + i
+						}
+						return err
+					}
+					sent[i] = admin.Sent{Message: m, Duplicate: true}
+					continue
+				}
 				if err != nil {
 					return err
 				}
-				msgs[i] = m
+				keys.add(r, m)
+				sent[i] = admin.Sent{Message: m}
 			}
 			return nil
 		})
+		if conflict != nil {
+			err = conflict.err
+			if len(reqs) > 1 {
+				err = &admin.RequestError{Index: conflict.index, Err: err}
+			}
+			err = s.refused(ctx, "send", []string{conflict.id}, domain.AuditConflict, err)
+		}
 		if err != nil {
 			if start > 0 {
 				return out, fmt.Errorf("stored %d of %d messages, then: %w", start, len(reqs), err)
 			}
 			return nil, err
 		}
-		out = append(out, msgs...)
+		out = append(out, sent...)
 	}
 	return out, nil
 }
@@ -67,6 +100,7 @@ func (s *Service) insertInbound(w store.Writer, r *domain.SendRequest) (*domain.
 		Stage:     domain.Inbound,
 		Status:    domain.StatusTBDL,
 		Headers:   r.Headers,
+		Key:       r.Key,
 		CreatedAt: now,
 		UpdatedAt: now,
 	}

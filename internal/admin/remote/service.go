@@ -25,18 +25,18 @@ const sendBatch = 500
 // server's payload limit, asked first, when there is more than one batch (the
 // server checks each batch whole before it stores any of it). A refused
 // request is reported with its index in reqs.
-func (c *Client) Send(ctx context.Context, reqs []domain.SendRequest) ([]*domain.Message, error) {
+func (c *Client) Send(ctx context.Context, reqs []domain.SendRequest) ([]admin.Sent, error) {
 	if err := c.checkSend(ctx, reqs); err != nil {
 		return nil, err
 	}
-	out := make([]*domain.Message, 0, len(reqs))
+	out := make([]admin.Sent, 0, len(reqs))
 	for start := 0; start < len(reqs); start += sendBatch {
 		batch := reqs[start:min(start+sendBatch, len(reqs))]
 		body := wire.SendBody{Messages: make([]wire.SendMessage, len(batch))}
 		for i, r := range batch {
 			body.Messages[i] = wire.FromRequest(r)
 		}
-		var page wire.Page[*domain.Message]
+		var page wire.Page[admin.Sent]
 		if err := c.do(ctx, http.MethodPost, "/v1/messages", nil, body, &page); err != nil {
 			return sendError(err, len(reqs), start, len(batch), out)
 		}
@@ -71,7 +71,7 @@ func (c *Client) checkSend(ctx context.Context, reqs []domain.SendRequest) error
 // sendError places a refused request of the batch starting at start in the
 // whole list of n requests, and says what earlier batches stored, as the
 // local service does.
-func sendError(err error, n, start, size int, stored []*domain.Message) ([]*domain.Message, error) {
+func sendError(err error, n, start, size int, stored []admin.Sent) ([]admin.Sent, error) {
 	var rerr *admin.RequestError
 	switch {
 	case errors.As(err, &rerr) && n == 1:

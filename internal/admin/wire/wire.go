@@ -20,6 +20,10 @@ import (
 // which trusts it: the socket's file mode admits only its owner.
 const ActorHeader = "X-Queuectl-Actor"
 
+// IdempotencyKeyHeader names the idempotency key (§2) of the one message a
+// send request (POST /v1/messages) carries, as its "key" field does.
+const IdempotencyKeyHeader = "Idempotency-Key"
+
 // Page is one page of a list: its items and the cursor of the next page
 // ("" when there is none).
 type Page[T any] struct {
@@ -44,14 +48,21 @@ type SendMessage struct {
 	Interface  string            `json:"interface,omitempty"`
 	Headers    map[string]string `json:"headers,omitempty"`
 	PayloadB64 string            `json:"payload_b64"`
-	Prepare    bool              `json:"prepare,omitempty"`
+	// Key is the producer's idempotency key (§2); absent is none, and
+	// an empty one is refused.
+	Key     *string `json:"key,omitempty"`
+	Prepare bool    `json:"prepare,omitempty"`
 }
 
 // FromRequest encodes a send request.
 func FromRequest(r domain.SendRequest) SendMessage {
-	return SendMessage{QoS: r.QoS, Sender: r.Sender, Receivers: r.Receivers, AppQueue: r.AppQueue,
+	m := SendMessage{QoS: r.QoS, Sender: r.Sender, Receivers: r.Receivers, AppQueue: r.AppQueue,
 		Interface: r.Interface, Headers: r.Headers, Prepare: r.Prepare,
 		PayloadB64: base64.StdEncoding.EncodeToString(r.Payload)}
+	if r.Key != "" {
+		m.Key = &r.Key
+	}
+	return m
 }
 
 // Request decodes a send request.
@@ -60,8 +71,15 @@ func (m SendMessage) Request() (domain.SendRequest, error) {
 	if err != nil {
 		return domain.SendRequest{}, domain.Invalidf("payload_b64 is not valid base64: %v", err)
 	}
-	return domain.SendRequest{QoS: m.QoS, Sender: m.Sender, Receivers: m.Receivers, AppQueue: m.AppQueue,
-		Interface: m.Interface, Headers: m.Headers, Prepare: m.Prepare, Payload: p}, nil
+	r := domain.SendRequest{QoS: m.QoS, Sender: m.Sender, Receivers: m.Receivers, AppQueue: m.AppQueue,
+		Interface: m.Interface, Headers: m.Headers, Prepare: m.Prepare, Payload: p}
+	if m.Key != nil {
+		if *m.Key == "" {
+			return domain.SendRequest{}, domain.Invalidf(`"key" is empty; a key is 1-%d printable characters (leave it out for none)`, domain.MaxKey)
+		}
+		r.Key = *m.Key
+	}
+	return r, nil
 }
 
 // ActBody is the body of POST /v1/actions/{action}: the targets, or a
@@ -205,6 +223,7 @@ func MessageQuery(f admin.MessageFilter) url.Values {
 	setList(q, "sender", f.Senders)
 	setList(q, "app_queue", f.AppQueues)
 	setStr(q, "error", f.ErrorText)
+	setStr(q, "key", f.Key)
 	setTime(q, "older_than", f.OlderThan)
 	setTime(q, "newer_than", f.NewerThan)
 	if f.Blacklisted != nil {
@@ -230,7 +249,7 @@ func ParseMessageQuery(q url.Values) (admin.MessageFilter, error) {
 		}
 	}
 	f.Queues, f.Receivers, f.Senders, f.AppQueues = list(q, "queue"), list(q, "receiver"), list(q, "sender"), list(q, "app_queue")
-	f.ErrorText, f.After = q.Get("error"), q.Get("after")
+	f.ErrorText, f.Key, f.After = q.Get("error"), q.Get("key"), q.Get("after")
 	switch q.Get("order") {
 	case "", "oldest":
 	case "newest":

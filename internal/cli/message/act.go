@@ -86,6 +86,7 @@ func newActCmd(f *cmdutil.Factory, action admin.Action, runF func(context.Contex
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Args = args
 			opts.FilterFlags = cmdutil.ChangedFlags(cmd, filterFlags...)
+			opts.KeyGiven = cmd.Flags().Changed("key")
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}

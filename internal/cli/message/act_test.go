@@ -153,9 +153,9 @@ func TestRunActFailAllOfABlockedQueue(t *testing.T) {
 		for i := range reqs {
 			reqs[i] = domain.SendRequest{QoS: domain.EOIO, Sender: "ERP", Receivers: []string{"WMS"}, AppQueue: "ORDERS", Payload: []byte("x")}
 		}
-		msgs, err := svc.Send(ctx, reqs)
+		sent, err := svc.Send(ctx, reqs)
 		require.NoError(t, err)
-		return msgs
+		return admin.SentMessages(sent)
 	}
 	head := send(1)[0]
 	require.NoError(t, st.Update(ctx, func(w store.Writer) error {

@@ -38,10 +38,14 @@ type Filters struct {
 	Error     string
 	OlderThan string
 	NewerThan string
+	// Key is the idempotency key whose messages are selected; KeyGiven
+	// tells an empty --key "" from none.
+	Key      string
+	KeyGiven bool
 }
 
 // filterFlags are the names of the Filters flags.
-var filterFlags = []string{"status", "queue", "receiver", "sender", "app-queue", "error", "older-than", "newer-than"}
+var filterFlags = []string{"status", "queue", "receiver", "sender", "app-queue", "error", "older-than", "newer-than", "key"}
 
 // addFlags adds the filter flags to fl, their help texts led by prefix.
 func (o *Filters) addFlags(fl *pflag.FlagSet, prefix string) {
@@ -53,6 +57,7 @@ func (o *Filters) addFlags(fl *pflag.FlagSet, prefix string) {
 	fl.StringVar(&o.Error, "error", "", prefix+"only messages whose error contains this text (any case)")
 	fl.StringVar(&o.OlderThan, "older-than", "", prefix+"only messages created before this long ago (or this time)")
 	fl.StringVar(&o.NewerThan, "newer-than", "", prefix+"only messages created within this long ago (or after this time)")
+	fl.StringVar(&o.Key, "key", "", prefix+"only messages sent with this idempotency key (by any sender)")
 }
 
 // filter checks the flags and returns the filter they select.
@@ -60,7 +65,13 @@ func (o *Filters) filter(now time.Time) (admin.MessageFilter, error) {
 	f := admin.MessageFilter{
 		Queues: cmdutil.SplitList(o.Queues), Receivers: cmdutil.SplitList(o.Receivers),
 		Senders: cmdutil.SplitList(o.Senders), AppQueues: cmdutil.SplitList(o.AppQueues),
-		ErrorText: o.Error,
+		ErrorText: o.Error, Key: o.Key,
+	}
+	if o.KeyGiven && o.Key == "" {
+		return f, domain.Invalidf("--key is empty; a key is 1-%d printable characters", domain.MaxKey)
+	}
+	if err := domain.ValidateKey(o.Key); err != nil {
+		return f, err
 	}
 	for _, s := range cmdutil.SplitList(o.Statuses) {
 		st, err := domain.ParseStatuses(s)
@@ -102,10 +113,12 @@ on after the last id of the previous page (in the list's order: with
 		Example: `  queuectl message list --status NDLV,WAIT
   queuectl message list --queue XBQIORDERS_DE --limit 0 -o jsonl
   queuectl message list --receiver WMS --error timeout --older-than 1h
+  queuectl message list --key order-4711 --sender ERP
   queuectl message list --limit 100 --after 0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1f
   queuectl message list --reverse --limit 10 -o wide`,
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.KeyGiven = cmd.Flags().Changed("key")
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}

@@ -38,8 +38,11 @@ func TestListFlags(t *testing.T) {
 
 	o, err := parseListFlags(t, "--status", "NDLV,WAIT", "--status", "HOLD", "--queue", "XBQIORDERS_DE",
 		"--receiver", "WMS,ARCHIVE", "--sender", "ERP", "--app-queue", "ORDERS_DE", "--error", "timeout",
-		"--older-than", "1h", "--newer-than", "7d", "--after", "0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1f", "--limit", "0")
+		"--older-than", "1h", "--newer-than", "7d", "--after", "0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1f", "--limit", "0",
+		"--key", "order-4711")
 	require.NoError(t, err)
+	require.Equal(t, "order-4711", o.Key)
+	require.True(t, o.KeyGiven)
 	require.Equal(t, []string{"NDLV", "WAIT", "HOLD"}, o.Statuses)
 	require.Equal(t, []string{"XBQIORDERS_DE"}, o.Queues)
 	require.Equal(t, []string{"WMS", "ARCHIVE"}, o.Receivers)
@@ -55,6 +58,7 @@ func TestListFlags(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 100, o.Limit, "100 by default (§5)")
 	require.Nil(t, o.Statuses)
+	require.False(t, o.KeyGiven)
 
 	_, err = parseListFlags(t, "NDLV")
 	require.ErrorIs(t, err, domain.ErrInvalid, "a stray argument is a usage error")
@@ -118,12 +122,13 @@ func TestRunListFilter(t *testing.T) {
 	o.Receivers, o.Senders, o.AppQueues = []string{"WMS"}, []string{"ERP,SHOP"}, []string{"ORDERS_DE"}
 	o.Error, o.OlderThan, o.NewerThan = "Timeout", "1h", "2026-03-01T00:00:00Z"
 	o.After, o.Limit = "0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1f", 20
+	o.Key, o.KeyGiven = "order 4711/ÄÖ", true
 	require.NoError(t, message.RunList(context.Background(), o))
 	require.Equal(t, admin.MessageFilter{
 		Statuses:  []domain.Status{domain.StatusNDLV, domain.StatusWAIT, domain.StatusHOLD},
 		Queues:    []string{"XBQIORDERS_DE", "XBTI0000"},
 		Receivers: []string{"WMS"}, Senders: []string{"ERP", "SHOP"}, AppQueues: []string{"ORDERS_DE"},
-		ErrorText: "Timeout",
+		ErrorText: "Timeout", Key: "order 4711/ÄÖ",
 		OlderThan: now.Add(-time.Hour),
 		NewerThan: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC),
 		After:     "0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1f", Limit: 21, // one more than shown: is there a next page?
@@ -145,6 +150,8 @@ func TestRunListUsageErrors(t *testing.T) {
 		{"older than", func(o *message.ListOptions) { o.OlderThan = "yesterday" }, `--older-than "yesterday"`},
 		{"newer than", func(o *message.ListOptions) { o.NewerThan = "-1h" }, `--newer-than "-1h"`},
 		{"limit", func(o *message.ListOptions) { o.Limit = -5 }, "--limit -5"},
+		{"empty key", func(o *message.ListOptions) { o.KeyGiven = true }, "--key is empty; a key is 1-128 printable characters"},
+		{"bad key", func(o *message.ListOptions) { o.Key, o.KeyGiven = "a\tb", true }, `key "a\tb" contains the control character U+0009`},
 	}
 	for _, tt := range tests {
 		b := setupList(t, output.Table)

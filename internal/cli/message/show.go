@@ -117,6 +117,7 @@ func printMessage(w io.Writer, m *domain.Message, payload []byte, preview int, n
 	opt("Interface", m.Interface)
 	opt("App queue", m.AppQueue)
 	opt("Parent", m.ParentID)
+	opt("Key", m.Key)
 	pairs = append(pairs,
 		[2]string{"Size", fmt.Sprintf("%s (%d bytes)", domain.FormatBytes(m.Size), m.Size)},
 		[2]string{"Attempts", strconv.Itoa(m.Attempts)},

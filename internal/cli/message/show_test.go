@@ -35,6 +35,7 @@ func hostileMessage() *domain.Message {
 	m.Interface = "Order\x1b[2JCreate\nX"
 	m.Error = "recv.sh exited 1: boom \x1b]0;pwned\a\x1b[2J"
 	m.Headers = map[string]string{"X-Trace": "t\r\n\x1b[31m"}
+	m.Key = "order\x1b[2J"
 	m.History = []domain.HistoryEntry{{At: now, To: domain.StatusNDLV, Actor: "ops", Reason: "fail\x1b[1A"}}
 	return m
 }
@@ -60,6 +61,7 @@ func TestShowAndListEscapeControlCharacters(t *testing.T) {
 			`Order\x1b[2JCreate\nX`,
 			`recv.sh exited 1: boom \x1b]0;pwned\x07\x1b[2J (permanent)`,
 			`Header X-Trace:  t\r\n\x1b[31m`,
+			`Key:             order\x1b[2J`,
 			`fail\x1b[1A`,
 			"\n<a>\\u202e</a>\n<b/>\n",
 		} {
@@ -93,4 +95,5 @@ func TestShowJSONKeepsTextVerbatim(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Contains(t, out.String(), `"interface": "Order\u001b[2JCreate\nX"`)
+	require.Contains(t, out.String(), `"key": "order\u001b[2J"`)
 }

@@ -39,10 +39,13 @@ func (opts *Options) sendJSONL(ctx context.Context, format output.Format) error 
 		return err
 	}
 	l := newIDList(opts.IO.Out, format)
-	stored := 0
+	stored, repeats := 0, 0
 	err = sp.Batches(func(reqs []domain.SendRequest, lines []int) error {
 		msgs, err := svc.Send(ctx, reqs)
 		for _, m := range msgs {
+			if m.Duplicate {
+				repeats++
+			}
 			if err := l.Add(m); err != nil {
 				return err
 			}
@@ -67,6 +70,10 @@ func (opts *Options) sendJSONL(ctx context.Context, format output.Format) error 
 	if cerr := l.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil && repeats > 0 {
+		opts.Hintf("%d of %d lines repeated a key their sender used already: their ids are the messages sent with it first; nothing new was stored for them",
+			repeats, sp.Len())
+	}
 	return err
 }
 
@@ -81,6 +88,7 @@ type jsonlMessage struct {
 	Headers    map[string]string `json:"headers"`
 	Payload    *string           `json:"payload"`
 	PayloadB64 *string           `json:"payload_b64"`
+	Key        *string           `json:"key"`
 	Prepare    bool              `json:"prepare"`
 }
 
@@ -108,6 +116,12 @@ func parseLine(line []byte) (*domain.SendRequest, error) {
 		QoS: qos, Sender: m.Sender, Receivers: m.Receivers, AppQueue: m.AppQueue,
 		Interface: m.Interface, Headers: m.Headers, Prepare: m.Prepare,
 	}
+	if m.Key != nil {
+		if *m.Key == "" {
+			return nil, domain.Invalidf(`"key" is empty; a key is 1-%d printable characters (leave it out for none)`, domain.MaxKey)
+		}
+		req.Key = *m.Key
+	}
 	if m.Receiver != "" {
 		if len(m.Receivers) > 0 {
 			return nil, domain.Invalidf(`give "receiver" or "receivers", not both`)
@@ -130,7 +144,7 @@ func parseLine(line []byte) (*domain.SendRequest, error) {
 }
 
 // jsonlFields are the fields an input line may have, for error messages.
-const jsonlFields = `qos, sender, receiver, receivers, app_queue, interface, headers, payload, payload_b64, prepare`
+const jsonlFields = `qos, sender, receiver, receivers, app_queue, interface, headers, payload, payload_b64, key, prepare`
 
 // decodeError says what is wrong with a line in the input's terms, not in
 // those of the Go types it is decoded into.

@@ -22,17 +22,19 @@ func TestReadJSONL(t *testing.T) {
 		`   `,
 		`{"qos":"eoio","sender":"SHOP","receivers":["WMS","ARCHIVE"],"app_queue":"ORDERS_DE","payload_b64":"AAH/Cg=="}`,
 		"{\"qos\":\"EO\",\"sender\":\"ERP\",\"prepare\":true}\r",
+		`{"qos":"EO","sender":"ERP","receiver":"WMS","key":"order-4711","payload":"<order/>"}`,
 		``,
 	}, "\n")
 	reqs, lines, err := readJSONL(strings.NewReader(in))
 	require.NoError(t, err)
-	require.Equal(t, []int{1, 4, 5}, lines, "line numbers count blank lines too")
+	require.Equal(t, []int{1, 4, 5, 6}, lines, "line numbers count blank lines too")
 	require.Equal(t, []domain.SendRequest{
 		{QoS: domain.EO, Sender: "ERP", Receivers: []string{"WMS"}, Interface: "OrderCreate",
 			Headers: map[string]string{"X-Trace": "abc"}, Payload: []byte("<order/>")},
 		{QoS: domain.EOIO, Sender: "SHOP", Receivers: []string{"WMS", "ARCHIVE"}, AppQueue: "ORDERS_DE",
 			Payload: []byte{0, 1, 0xff, '\n'}},
 		{QoS: domain.EO, Sender: "ERP", Payload: []byte{}, Prepare: true},
+		{QoS: domain.EO, Sender: "ERP", Receivers: []string{"WMS"}, Key: "order-4711", Payload: []byte("<order/>")},
 	}, reqs)
 	require.NotNil(t, reqs[2].Payload, "no payload field is an empty payload")
 }
@@ -66,6 +68,10 @@ func TestReadJSONLErrors(t *testing.T) {
 		{"cut short", `{"qos":"EO",`, "JSON"},
 		{"two values", good + " " + good, "more than one JSON value"},
 		{"wrong type", `{"qos":"EO","sender":"ERP","receivers":"WMS"}`, `receivers`},
+		{"empty key", `{"qos":"EO","sender":"ERP","key":""}`, `"key" is empty; a key is 1-128 printable characters (leave it out for none)`},
+		{"key with a tab", `{"qos":"EO","sender":"ERP","key":"a\tb"}`, `key "a\tb" contains the control character U+0009 at byte 1; a key is 1-128 printable characters (no tab)`},
+		{"key too long", `{"qos":"EO","sender":"ERP","key":"` + strings.Repeat("k", 129) + `"}`, `is 129 characters long; a key is 1-128 printable characters`},
+		{"key not a string", `{"qos":"EO","sender":"ERP","key":4711}`, `"key" must be a string, not a JSON number`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

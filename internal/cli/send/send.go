@@ -36,6 +36,10 @@ type Options struct {
 	File      string
 	JSONL     bool
 	Prepare   bool
+	// Key is the idempotency key (§2); KeyGiven tells an empty --key ""
+	// from none.
+	Key      string
+	KeyGiven bool
 }
 
 // NewCmd builds the command; runF replaces the run function in flag tests.
@@ -52,19 +56,28 @@ The payload is read from --file, or from stdin. It may be empty and may be
 binary; it is stored byte for byte. With --prepare the message is stored as PEND
 for a transactional send and becomes visible to delivery only on 'tx commit'.
 
+With --key the send is idempotent: a key is unique per sender, and sending
+again with a key the store holds for the sender stores nothing — it prints
+the id of the message sent with it first (and exits 0), so a producer that
+timed out can retry safely. The same key with a different payload,
+receivers, qos or app queue is a conflict (exit 4) naming what differs.
+
 With --jsonl, stdin holds one message per line:
   {"qos": "EO", "sender": "ERP", "receiver": "WMS", "interface": "OrderCreate",
    "headers": {"k": "v"}, "payload": "text"}
 ("receivers" takes a list, "payload_b64" a base64 payload, "app_queue" the
-EOIO application queue, "prepare" true for PEND). Every line is checked before
-anything is stored; a bad line is named and nothing is stored. The ids are
-printed one per line, in input order.`,
+EOIO application queue, "key" the idempotency key, "prepare" true for PEND).
+Every line is checked before anything is stored; a bad line is named and
+nothing is stored. The ids are printed one per line, in input order; a line
+that repeats a key prints the id of its key's message.`,
 		Example: `  echo '<order id="4711"/>' | queuectl send --qos EO --sender ERP --receiver WMS
   queuectl send --qos EOIO --sender ERP --receiver WMS --app-queue ORDERS_DE --file order.xml
   queuectl send --qos EO --sender ERP --receiver WMS --header X-Trace=abc < payload.bin
+  queuectl send --qos EO --sender ERP --receiver WMS --key order-4711 --file order.xml
   queuectl send --jsonl < messages.jsonl`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.KeyGiven = cmd.Flags().Changed("key")
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -83,6 +96,7 @@ printed one per line, in input order.`,
 	fl.StringVar(&opts.File, "file", "", "read the payload from this file instead of stdin")
 	fl.BoolVar(&opts.JSONL, "jsonl", false, "read one message per line of JSON from stdin")
 	fl.BoolVar(&opts.Prepare, "prepare", false, "store as PEND for a transactional send (commit with 'tx commit')")
+	fl.StringVar(&opts.Key, "key", "", "idempotency key (1-128 printable characters), unique per sender: a repeat stores nothing")
 	_ = cmd.RegisterFlagCompletionFunc("qos", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"EO", "EOIO"}, cobra.ShellCompDirectiveNoFileComp
 	})
@@ -120,13 +134,17 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	msgs, err := svc.Send(ctx, []domain.SendRequest{*req})
+	sent, err := svc.Send(ctx, []domain.SendRequest{*req})
 	if err != nil {
 		return err
 	}
-	// One message is one object, as message show prints it; a table is
-	// its id, so that id=$(queuectl send ...) works.
-	m := msgs[0]
+	// One message is one object, as message show prints it, with
+	// duplicate; a table is its id, so that id=$(queuectl send ...) works.
+	m := sent[0]
+	if m.Duplicate {
+		opts.Hintf("key %q of sender %s was sent already: message %s (%s); nothing new was stored",
+			m.Key, m.Sender, m.ID, m.Status)
+	}
 	return output.Value(opts.IO.Out, format, m, func(w io.Writer, _ bool) error {
 		_, err := fmt.Fprintln(w, m.ID)
 		return err
@@ -135,7 +153,7 @@ func Run(ctx context.Context, opts *Options) error {
 
 func (opts *Options) checkJSONLFlags() error {
 	if opts.QoS != "" || opts.Sender != "" || len(opts.Receivers) > 0 || opts.AppQueue != "" ||
-		opts.Interface != "" || len(opts.Headers) > 0 || opts.File != "" || opts.Prepare {
+		opts.Interface != "" || len(opts.Headers) > 0 || opts.File != "" || opts.Prepare || opts.KeyGiven {
 		return domain.Invalidf("--jsonl takes every field from its input lines; drop the other send flags")
 	}
 	return nil
@@ -155,9 +173,12 @@ func (opts *Options) request(ctx context.Context) (*domain.SendRequest, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.KeyGiven && opts.Key == "" {
+		return nil, domain.Invalidf("--key is empty; a key is 1-%d printable characters", domain.MaxKey)
+	}
 	req := &domain.SendRequest{
 		QoS: qos, Sender: opts.Sender, Receivers: opts.Receivers, AppQueue: opts.AppQueue,
-		Interface: opts.Interface, Headers: headers, Prepare: opts.Prepare,
+		Interface: opts.Interface, Headers: headers, Prepare: opts.Prepare, Key: opts.Key,
 	}
 	// Check everything but the payload before waiting on stdin.
 	if err := req.Validate(1<<62 - 1); err != nil {
@@ -200,10 +221,11 @@ func parseHeaders(kvs []string) (map[string]string, error) {
 }
 
 // newIDList prints stored messages: their ids for table and ids output
-// (so that id=$(queuectl send ...) works), the message objects otherwise.
-func newIDList(w io.Writer, f output.Format) *output.List[*domain.Message] {
+// (so that id=$(queuectl send ...) works), the message objects, with
+// duplicate, otherwise.
+func newIDList(w io.Writer, f output.Format) *output.List[admin.Sent] {
 	if f.Tabular() {
 		f = output.IDs
 	}
-	return output.NewList[*domain.Message](w, f, nil, func(m *domain.Message) string { return m.ID })
+	return output.NewList[admin.Sent](w, f, nil, func(m admin.Sent) string { return m.ID })
 }

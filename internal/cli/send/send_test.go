@@ -3,6 +3,8 @@ package send_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -81,17 +83,21 @@ type fakeAdmin struct {
 	okCalls int
 	calls   int
 	opened  int
+	// repeat answers every request as a repeat of its key.
+	repeat bool
 }
 
-func (a *fakeAdmin) Send(_ context.Context, reqs []domain.SendRequest) ([]*domain.Message, error) {
+func (a *fakeAdmin) Send(_ context.Context, reqs []domain.SendRequest) ([]admin.Sent, error) {
 	a.reqs = append(a.reqs, reqs...)
 	a.calls++
 	if a.err != nil && a.calls > a.okCalls {
 		return nil, a.err
 	}
-	out := make([]*domain.Message, len(reqs))
+	out := make([]admin.Sent, len(reqs))
 	for i, r := range reqs {
-		out[i] = &domain.Message{ID: "0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1" + string(rune('a'+i)), QoS: r.QoS, Sender: r.Sender, Status: domain.StatusTBDL}
+		out[i].Message = &domain.Message{ID: "0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1" + string(rune('a'+i)), QoS: r.QoS, Sender: r.Sender,
+			Key: r.Key, Status: domain.StatusTBDL}
+		out[i].Duplicate = a.repeat
 	}
 	return out, nil
 }
@@ -101,6 +107,7 @@ type runBundle struct {
 	admin *fakeAdmin
 	out   *bytes.Buffer
 	dir   string
+	hints []string
 }
 
 func setupRun(t *testing.T, format output.Format, stdin string) *runBundle {
@@ -113,7 +120,7 @@ func setupRun(t *testing.T, format output.Format, stdin string) *runBundle {
 			return b.admin, nil
 		},
 		Format:       func() (output.Format, error) { return format, nil },
-		Hintf:        func(string, ...any) {},
+		Hintf:        func(f string, args ...any) { b.hints = append(b.hints, fmt.Sprintf(f, args...)) },
 		PayloadLimit: func(context.Context) (int64, error) { return domain.DefaultMaxPayload, nil },
 	}
 	return b
@@ -162,6 +169,10 @@ func TestSendRunUsageErrors(t *testing.T) {
 		{"header twice", func(o *send.Options) { o.QoS, o.Sender, o.Headers = "EO", "ERP", []string{"A=1", "A=2"} }, `--header "A" is given twice`},
 		{"missing file", func(o *send.Options) { o.QoS, o.Sender, o.File = "EO", "ERP", "/nonexistent/order.xml" }, "--file: /nonexistent/order.xml"},
 		{"jsonl with flags", func(o *send.Options) { o.JSONL, o.Sender = true, "ERP" }, "--jsonl takes every field from its input lines"},
+		{"jsonl with --key", func(o *send.Options) { o.JSONL, o.Key, o.KeyGiven = true, "k", true }, "--jsonl takes every field from its input lines"},
+		{"empty --key", func(o *send.Options) { o.QoS, o.Sender, o.KeyGiven = "EO", "ERP", true }, "--key is empty; a key is 1-128 printable characters"},
+		{"bad --key", func(o *send.Options) { o.QoS, o.Sender, o.Key, o.KeyGiven = "EO", "ERP", "a\nb", true },
+			`key "a\nb" contains the control character U+000A at byte 1; a key is 1-128 printable characters (no tab)`},
 		{"jsonl without input", func(o *send.Options) { o.JSONL = true }, "stdin held no messages"},
 	}
 	for _, tt := range tests {
@@ -212,4 +223,70 @@ func TestSendRunJSONL(t *testing.T) {
 	require.NotErrorIs(t, err, domain.ErrUnavailable, "the exit code says what was stored: some of it")
 	require.EqualError(t, err, "stored 1000 of 1500 messages (their ids are printed), then: the server went away")
 	require.Equal(t, 1000, strings.Count(b.out.String(), "\n"), "the ids of what was stored")
+}
+
+func TestSendKeyFlag(t *testing.T) {
+	t.Parallel()
+
+	o, err := parseFlags(t, "--qos", "EO", "--sender", "ERP", "--key", "order-4711")
+	require.NoError(t, err)
+	require.Equal(t, "order-4711", o.Key)
+	require.True(t, o.KeyGiven)
+
+	o, err = parseFlags(t, "--qos", "EO", "--sender", "ERP", "--key", "")
+	require.NoError(t, err)
+	require.True(t, o.KeyGiven, "an empty --key is given, and refused when run")
+
+	o, err = parseFlags(t, "--qos", "EO", "--sender", "ERP")
+	require.NoError(t, err)
+	require.False(t, o.KeyGiven)
+}
+
+func TestSendRunKey(t *testing.T) {
+	t.Parallel()
+
+	b := setupRun(t, output.Table, "x")
+	b.opts.QoS, b.opts.Sender, b.opts.Key, b.opts.KeyGiven = "EO", "ERP", "order-4711", true
+	require.NoError(t, send.Run(context.Background(), b.opts))
+	require.Equal(t, "order-4711", b.admin.reqs[0].Key)
+	require.Equal(t, "0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1a\n", b.out.String())
+	require.Empty(t, b.hints, "a first send is no news")
+
+	// A repeat prints the id all the same, and says so on stderr.
+	b = setupRun(t, output.Table, "x")
+	b.opts.QoS, b.opts.Sender, b.opts.Key, b.opts.KeyGiven = "EO", "ERP", "order-4711", true
+	b.admin.repeat = true
+	require.NoError(t, send.Run(context.Background(), b.opts))
+	require.Equal(t, "0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1a\n", b.out.String(), "id=$(queuectl send --key ...) works on a retry")
+	require.Equal(t, []string{`key "order-4711" of sender ERP was sent already: message 0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1a (TBDL); nothing new was stored`}, b.hints)
+
+	// -o json says it in duplicate, false or true.
+	for _, repeat := range []bool{false, true} {
+		b = setupRun(t, output.JSON, "x")
+		b.opts.QoS, b.opts.Sender, b.opts.Key, b.opts.KeyGiven = "EO", "ERP", "order-4711", true
+		b.admin.repeat = repeat
+		require.NoError(t, send.Run(context.Background(), b.opts))
+		var got map[string]any
+		require.NoError(t, json.Unmarshal(b.out.Bytes(), &got))
+		require.Equal(t, repeat, got["duplicate"])
+		require.Equal(t, "order-4711", got["key"])
+		require.Equal(t, "0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1a", got["id"])
+	}
+}
+
+func TestSendRunJSONLKeys(t *testing.T) {
+	t.Parallel()
+
+	in := `{"qos":"EO","sender":"ERP","key":"a"}` + "\n" + `{"qos":"EO","sender":"ERP","key":"b"}` + "\n"
+	b := setupRun(t, output.JSONL, in)
+	b.opts.JSONL = true
+	b.admin.repeat = true
+	require.NoError(t, send.Run(context.Background(), b.opts))
+	require.Equal(t, []string{"a", "b"}, []string{b.admin.reqs[0].Key, b.admin.reqs[1].Key})
+	lines := strings.Split(strings.TrimSpace(b.out.String()), "\n")
+	require.Len(t, lines, 2)
+	for _, l := range lines {
+		require.Contains(t, l, `"duplicate":true`)
+	}
+	require.Equal(t, []string{"2 of 2 lines repeated a key their sender used already: their ids are the messages sent with it first; nothing new was stored for them"}, b.hints)
 }
