@@ -22,7 +22,6 @@ import (
 	configcmd "github.com/queuectl/queuectl/internal/cli/config"
 	"github.com/queuectl/queuectl/internal/cli/demo"
 	"github.com/queuectl/queuectl/internal/cli/eoio"
-	"github.com/queuectl/queuectl/internal/cli/gendocs"
 	"github.com/queuectl/queuectl/internal/cli/message"
 	"github.com/queuectl/queuectl/internal/cli/migrate"
 	"github.com/queuectl/queuectl/internal/cli/node"
@@ -165,7 +164,6 @@ New here? Run 'queuectl demo', then 'queuectl queue blocked'.`,
 		tuicmd.NewCmd(f, nil),
 		newVersionCmd(f),
 		newCompletionCmd(),
-		gendocs.NewCmd(root, ExitStatuses()),
 	)
 	f.RegisterCompletions(root)
 	return root
