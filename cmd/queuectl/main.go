@@ -5,8 +5,10 @@ import (
 	"os"
 
 	"github.com/queuectl/queuectl/internal/cli"
+	"github.com/queuectl/queuectl/internal/termprobe"
 )
 
 func main() {
+	termprobe.Restore()
 	os.Exit(cli.Main())
 }

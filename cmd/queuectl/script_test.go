@@ -15,11 +15,14 @@ import (
 
 	"github.com/queuectl/queuectl/internal/cli"
 	"github.com/queuectl/queuectl/internal/store/bolt"
+	"github.com/queuectl/queuectl/internal/termprobe"
 )
 
 // TestMain lets the test binary run as `queuectl` inside scripts, so every
-// script drives the real command in its own process.
+// script drives the real command in its own process. It undoes what
+// termprobe did before main, as main does.
 func TestMain(m *testing.M) {
+	termprobe.Restore()
 	testscript.Main(m, map[string]func(){
 		"queuectl": func() { os.Exit(cli.Main()) },
 	})

@@ -7,7 +7,6 @@ import (
 	"io"
 
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
-	"github.com/queuectl/queuectl/internal/cli/gendocs"
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/output"
 )
@@ -25,9 +24,15 @@ const (
 	ExitInterrupted = 130
 )
 
+// ExitStatus is one exit status of queuectl and what it means.
+type ExitStatus struct {
+	Code    int
+	Meaning string
+}
+
 // ExitStatuses describes the exit codes, for the man pages' EXIT STATUS.
-func ExitStatuses() []gendocs.ExitStatus {
-	return []gendocs.ExitStatus{
+func ExitStatuses() []ExitStatus {
+	return []ExitStatus{
 		{Code: ExitOK, Meaning: "success"},
 		{Code: ExitError, Meaning: "an error not of the kinds below"},
 		{Code: ExitUsage, Meaning: "usage error or invalid input: a bad flag, argument, value or message; nothing was changed"},

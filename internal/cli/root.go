@@ -22,7 +22,6 @@ import (
 	configcmd "github.com/queuectl/queuectl/internal/cli/config"
 	"github.com/queuectl/queuectl/internal/cli/demo"
 	"github.com/queuectl/queuectl/internal/cli/eoio"
-	"github.com/queuectl/queuectl/internal/cli/gendocs"
 	"github.com/queuectl/queuectl/internal/cli/message"
 	"github.com/queuectl/queuectl/internal/cli/migrate"
 	"github.com/queuectl/queuectl/internal/cli/node"
@@ -49,7 +48,7 @@ func Main() int {
 // Run executes one command line against f and returns the exit code, having
 // printed any error to f.IO.ErrOut.
 func Run(ctx context.Context, f *cmdutil.Factory, args []string) int {
-	root := NewRootCmd(f)
+	root := newRootFor(f, args)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err != nil {
@@ -80,8 +79,84 @@ func auditRefusal(ctx context.Context, f *cmdutil.Factory, cmd *cobra.Command, e
 	f.RecordRefusal(ctx, admin.Refusal{Action: action, Targets: cmd.Flags().Args(), Reason: err.Error()})
 }
 
-// NewRootCmd builds the command tree.
+// subcommand builds one command under the root.
+type subcommand struct {
+	name  string
+	build func(*cmdutil.Factory) *cobra.Command
+}
+
+// subcommands are the commands under the root, in the order they are added.
+// The name of each is the name its build gives it (a test checks it), so
+// that the command a command line runs is found before any is built.
+func subcommands() []subcommand {
+	return []subcommand{
+		{"send", func(f *cmdutil.Factory) *cobra.Command { return send.NewCmd(f, nil) }},
+		{"queue", queue.NewCmd},
+		{"message", message.NewCmd},
+		{"blacklist", blacklist.NewCmd},
+		{"tx", tx.NewCmd},
+		{"tune", tune.NewCmd},
+		{"eoio", eoio.NewCmd},
+		{"node", node.NewCmd},
+		{"audit", audit.NewCmd},
+		{"purge", func(f *cmdutil.Factory) *cobra.Command { return purge.NewCmd(f, nil) }},
+		{"config", configcmd.NewCmd},
+		{"serve", serve.NewCmd},
+		{"migrate", func(f *cmdutil.Factory) *cobra.Command { return migrate.NewCmd(f, nil) }},
+		{"token", token.NewCmd},
+		{"demo", demo.NewCmd},
+		{"bench", bench.NewCmd},
+		{"tui", func(f *cmdutil.Factory) *cobra.Command { return tuicmd.NewCmd(f, nil) }},
+		{"version", newVersionCmd},
+		{"completion", func(*cmdutil.Factory) *cobra.Command { return newCompletionCmd() }},
+	}
+}
+
+// NewRootCmd builds the whole command tree.
 func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
+	root := newRoot(f)
+	for _, sc := range subcommands() {
+		root.AddCommand(sc.build(f))
+	}
+	f.RegisterCompletions(root)
+	return root
+}
+
+// newRootFor builds the tree that the command line args needs: the root
+// with the one command args runs, built alone, as its help, its flags and
+// its errors are the same in the whole tree. The root's own help, help
+// topics, unknown commands (whose suggestions name the others), shell
+// completion and the completion scripts need the whole tree.
+func newRootFor(f *cmdutil.Factory, args []string) *cobra.Command {
+	root := newRoot(f)
+	// Stand-ins named like the commands let cobra find, with the root's
+	// flags, the command that args names; none is built yet.
+	scs := subcommands()
+	standIns := make([]*cobra.Command, len(scs))
+	for i, sc := range scs {
+		standIns[i] = &cobra.Command{Use: sc.name, Args: cobra.ArbitraryArgs, Run: func(*cobra.Command, []string) {}}
+	}
+	root.AddCommand(standIns...)
+	found, _, err := root.Find(args)
+	root.RemoveCommand(standIns...)
+	if err == nil && found != root && found.Name() != "completion" {
+		for _, sc := range scs {
+			if sc.name == found.Name() {
+				root.AddCommand(sc.build(f))
+				return root
+			}
+		}
+	}
+	for _, sc := range scs {
+		root.AddCommand(sc.build(f))
+	}
+	f.RegisterCompletions(root)
+	return root
+}
+
+// newRoot builds the root command, with the global flags and no command
+// under it.
+func newRoot(f *cmdutil.Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "queuectl",
 		Short: "Administer asynchronous message queues: EO and EOIO queues, blocked heads, the blacklist",
@@ -144,30 +219,6 @@ New here? Run 'queuectl demo', then 'queuectl queue blocked'.`,
 	_ = root.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"table", "wide", "json", "jsonl", "yaml", "ids"}, cobra.ShellCompDirectiveNoFileComp
 	})
-
-	root.AddCommand(
-		send.NewCmd(f, nil),
-		queue.NewCmd(f),
-		message.NewCmd(f),
-		blacklist.NewCmd(f),
-		tx.NewCmd(f),
-		tune.NewCmd(f),
-		eoio.NewCmd(f),
-		node.NewCmd(f),
-		audit.NewCmd(f),
-		purge.NewCmd(f, nil),
-		configcmd.NewCmd(f),
-		serve.NewCmd(f),
-		migrate.NewCmd(f, nil),
-		token.NewCmd(f),
-		demo.NewCmd(f),
-		bench.NewCmd(f),
-		tuicmd.NewCmd(f, nil),
-		newVersionCmd(f),
-		newCompletionCmd(),
-		gendocs.NewCmd(root, ExitStatuses()),
-	)
-	f.RegisterCompletions(root)
 	return root
 }
 

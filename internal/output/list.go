@@ -2,6 +2,7 @@ package output
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -32,14 +33,26 @@ type List[T any] struct {
 	id     func(T) string
 	n      int
 	table  *tableWriter[T]
+	// enc encodes every value of -o json into item, and of -o jsonl
+	// straight to w: one encoder reuses its buffers from value to value.
+	enc  *json.Encoder
+	item bytes.Buffer
 }
 
 // NewList starts a list on w. id gives the value printed by -o ids (a message
 // id or a queue name); cols give the table columns.
 func NewList[T any](w io.Writer, f Format, cols []Column[T], id func(T) string) *List[T] {
 	l := &List[T]{w: bufio.NewWriter(w), format: f, id: id}
-	if f.Tabular() {
+	switch {
+	case f.Tabular():
 		l.table = newTableWriter(l.w, selectColumns(cols, f == Wide), f == Wide)
+	case f == JSONL:
+		l.enc = json.NewEncoder(l.w)
+	case f == JSON:
+		// Each value indented as an element of the array, as
+		// json.MarshalIndent(v, "  ", "  ") would.
+		l.enc = json.NewEncoder(&l.item)
+		l.enc.SetIndent("  ", "  ")
 	}
 	return l
 }
@@ -54,15 +67,10 @@ func (l *List[T]) Add(v T) error {
 		_, err := fmt.Fprintln(l.w, l.id(v))
 		return err
 	case JSONL:
-		b, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		l.w.Write(b)
-		return l.w.WriteByte('\n')
+		return l.enc.Encode(v)
 	case JSON:
-		b, err := json.MarshalIndent(v, "  ", "  ")
-		if err != nil {
+		l.item.Reset()
+		if err := l.enc.Encode(v); err != nil {
 			return err
 		}
 		sep := ",\n  "
@@ -70,7 +78,7 @@ func (l *List[T]) Add(v T) error {
 			sep = "[\n  "
 		}
 		l.w.WriteString(sep)
-		_, err = l.w.Write(b)
+		_, err := l.w.Write(bytes.TrimSuffix(l.item.Bytes(), []byte("\n")))
 		return err
 	case YAML:
 		// A one-element sequence per value: concatenated they form one sequence.

@@ -237,3 +237,45 @@ func TestListTableOfExactlyMeasureRows(t *testing.T) {
 	require.Equal(t, "XBTI0999  999", lines[measureRows])
 	requireNoTrailingSpace(t, out)
 }
+
+// TestListJSONAsMarshal: the one encoder of a list writes each value as
+// json.MarshalIndent and json.Marshal do, HTML escaped, maps sorted.
+func TestListJSONAsMarshal(t *testing.T) {
+	t.Parallel()
+
+	type value struct {
+		Text   string           `json:"text"`
+		Counts map[string]int64 `json:"counts"`
+		Nested []map[string]any `json:"nested,omitempty"`
+	}
+	values := []value{
+		{Text: "<order & co>", Counts: map[string]int64{"TBDL": 1, "DLVD": 999}},
+		{Text: "", Counts: nil, Nested: []map[string]any{{"b": 1, "a": []int{1, 2}}}},
+		{Text: "é\u2028", Counts: map[string]int64{}},
+	}
+	var want, wantL strings.Builder
+	want.WriteString("[")
+	for i, v := range values {
+		b, err := json.MarshalIndent(v, "  ", "  ")
+		require.NoError(t, err)
+		if i > 0 {
+			want.WriteString(",")
+		}
+		want.WriteString("\n  ")
+		want.Write(b)
+		b, err = json.Marshal(v)
+		require.NoError(t, err)
+		wantL.Write(b)
+		wantL.WriteString("\n")
+	}
+	want.WriteString("\n]\n")
+	for f, want := range map[Format]string{JSON: want.String(), JSONL: wantL.String()} {
+		var b bytes.Buffer
+		l := NewList(&b, f, nil, func(value) string { return "" })
+		for _, v := range values {
+			require.NoError(t, l.Add(v))
+		}
+		require.NoError(t, l.Close())
+		require.Equal(t, want, b.String(), f)
+	}
+}

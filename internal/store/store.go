@@ -202,6 +202,22 @@ func (q *QueueRecord) Blocked() bool {
 	return q.Counts[domain.StatusNDLV] > q.PassedOver
 }
 
+// HeadRank is the highest domain.HeadPriority that an open message of the
+// queue has, as its counters tell: on an EO queue 2 when a message blocks
+// it and 1 when one WAITs, else 0. The head is the first open message of
+// that rank in seq order: the first open message, when it has the rank.
+func (q *QueueRecord) HeadRank() int {
+	switch {
+	case q.QoS != domain.EO:
+		return 0
+	case q.Blocked():
+		return 2
+	case q.Counts[domain.StatusWAIT] > 0:
+		return 1
+	}
+	return 0
+}
+
 // Starts says whether a message of the queue may start now — be routed, or
 // delivered for the first time: not while the queue is stopped or blocked,
 // nor while a message of it WAITs for its retry (§3, §4).

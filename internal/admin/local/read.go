@@ -92,6 +92,10 @@ func (s *Service) Queue(ctx context.Context, name string) (*domain.Queue, error)
 // summarise derives what `queue list` shows from a queue record: the state
 // and BEHIND from the counters and the head, which is read only when some
 // open message still holds the queue up (not every one is passed over).
+// The first open message, whose age the list shows, is read first: it is
+// the head, unless the counters say that a message of higher rank is
+// (domain.HeadPriority), so a queue's messages are looked up once, not
+// twice.
 func summarise(r store.Reader, rec *store.QueueRecord) (*domain.Queue, error) {
 	counts := make(map[domain.Status]int64, len(rec.Counts))
 	for st, n := range rec.Counts {
@@ -103,10 +107,15 @@ func summarise(r store.Reader, rec *store.QueueRecord) (*domain.Queue, error) {
 		Name: rec.Name, QoS: rec.QoS, Stage: rec.Stage, Receiver: rec.Receiver,
 		Counts: counts, Depth: domain.Depth(counts), Stopped: rec.Stopped, Stuck: rec.Stuck, Owner: rec.Owner,
 	}
+	oldest, err := firstOpen(r, rec.Name)
+	if err != nil {
+		return nil, err
+	}
 	var head *domain.Message
 	if q.Depth > rec.PassedOver {
-		var err error
-		if head, err = r.Head(rec.Name); err != nil {
+		if oldest != nil && domain.HeadPriority(oldest.QoS, oldest.Status, oldest.ErrorClass) == rec.HeadRank() {
+			head = oldest
+		} else if head, err = r.Head(rec.Name); err != nil {
 			return nil, err
 		}
 	}
@@ -119,10 +128,6 @@ func summarise(r store.Reader, rec *store.QueueRecord) (*domain.Queue, error) {
 	if q.State == domain.QueueBlocked {
 		since := head.UpdatedAt
 		q.BlockedSince = &since
-	}
-	oldest, err := firstOpen(r, rec.Name)
-	if err != nil {
-		return nil, err
 	}
 	if oldest != nil {
 		at := oldest.CreatedAt

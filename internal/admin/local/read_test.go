@@ -423,3 +423,47 @@ func nilIfEmpty(s []string) []string {
 	}
 	return s
 }
+
+// TestEOHeadBehindMessagesInFlight: in an EO queue the message that holds
+// it up is its head, though messages in flight stand before it; the
+// oldest open message is still the first of them.
+func TestEOHeadBehindMessagesInFlight(t *testing.T) {
+	t.Parallel()
+
+	b := setup(t)
+	parent := b.sendOne(t, eo("1"))
+	var msgs []*domain.Message
+	for range 4 {
+		msgs = append(msgs, b.outbound(t, parent, "WMS"))
+	}
+	queue := msgs[0].Queue
+	b.move(t, msgs[0].ID, domain.StatusTBDL, domain.StatusDLNG, nil)
+	b.move(t, msgs[1].ID, domain.StatusTBDL, domain.StatusDLNG, nil)
+	b.move(t, msgs[1].ID, domain.StatusDLNG, domain.StatusWAIT, func(m *domain.Message) {
+		m.Attempts, m.Error, m.ErrorClass = 1, "HTTP 503", domain.ErrorTransient
+	})
+
+	q, err := b.svc.Queue(b.ctx, queue)
+	require.NoError(t, err)
+	require.Equal(t, domain.QueueWaiting, q.State)
+	require.Equal(t, msgs[1].ID, q.Head.ID, "the WAIT behind a DLNG")
+	require.Equal(t, msgs[0].CreatedAt, *q.OldestAt)
+
+	b.ndlv(t, msgs[2].ID, domain.ErrorTransient, "connection refused")
+	q, err = b.svc.Queue(b.ctx, queue)
+	require.NoError(t, err)
+	require.Equal(t, domain.QueueBlocked, q.State)
+	require.Equal(t, msgs[2].ID, q.Head.ID, "the NDLV behind a DLNG and a WAIT")
+
+	b.move(t, msgs[0].ID, domain.StatusDLNG, domain.StatusDLVD, nil)
+	b.move(t, msgs[1].ID, domain.StatusWAIT, domain.StatusDLNG, nil)
+	b.move(t, msgs[1].ID, domain.StatusDLNG, domain.StatusDLVD, nil)
+	var listed []*domain.Queue
+	require.NoError(t, b.svc.Queues(b.ctx, admin.QueueFilter{Name: queue}, func(q *domain.Queue) error {
+		listed = append(listed, q)
+		return nil
+	}))
+	require.Len(t, listed, 1)
+	require.Equal(t, msgs[2].ID, listed[0].Head.ID, "the NDLV, now the first open message")
+	require.Equal(t, domain.QueueBlocked, listed[0].State)
+}

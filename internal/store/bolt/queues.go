@@ -176,15 +176,7 @@ func (t *txn) Head(queue string) (*domain.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	best, head := 0, (*domain.Message)(nil)
-	if q.QoS == domain.EO {
-		switch {
-		case q.Blocked():
-			best = 2
-		case q.Counts[domain.StatusWAIT] > 0:
-			best = 1
-		}
-	}
+	best, head := q.HeadRank(), (*domain.Message)(nil)
 	rank := -1
 	err = t.QueueMessages(queue, store.QueueMessagesParams{Open: true}, func(m *domain.Message) error {
 		if p := domain.HeadPriority(m.QoS, m.Status, m.ErrorClass); p > rank {

@@ -171,7 +171,7 @@ func (t *txn) Head(queue string) (*domain.Message, error) {
 	// among equals: only an EO queue with a message that blocks or WAITs
 	// needs the ranks; any other's head is its first open message.
 	order := "seq"
-	if q.QoS == domain.EO && (q.Blocked() || q.Counts[domain.StatusWAIT] > 0) {
+	if q.HeadRank() > 0 {
 		order = "CASE status WHEN 'NDLV' THEN 2 WHEN 'WAIT' THEN 1 ELSE 0 END DESC, seq"
 	}
 	page, err := t.messages(openRuns(`queue = $1 AND NOT passed_over`, order, "1"), queue)
