@@ -35,9 +35,6 @@ import (
 const (
 	clusterHeartbeat = 200 * time.Millisecond
 	clusterLeaseTTL  = 2 * time.Second
-	// failoverSlack is what a takeover may take beyond the lease TTL: the
-	// next heartbeat that finds the node dead, crash recovery, the claim.
-	failoverSlack = 2 * time.Second
 )
 
 // cluster is a rig on a PostgreSQL schema of the test's own, and the nodes
@@ -49,9 +46,6 @@ type cluster struct {
 	nodes   []*node
 	// waiting says what the test waits for, for its failure message.
 	waiting string
-	// deadline, when set, bounds the waits too: a product bound that
-	// the test checks, not a delay it relies on.
-	deadline time.Time
 }
 
 // node is one serve process of the cluster.
@@ -198,9 +192,6 @@ type clusterHappening struct {
 func (c *cluster) next() clusterHappening {
 	c.t.Helper()
 	limit, why := waitLimit, fmt.Sprintf("nothing happened for %s", waitLimit)
-	if !c.deadline.IsZero() && time.Until(c.deadline) < limit {
-		limit, why = max(0, time.Until(c.deadline)), "the deadline passed"
-	}
 	timer := time.NewTimer(limit)
 	defer timer.Stop()
 	var h clusterHappening
