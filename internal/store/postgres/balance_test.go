@@ -36,15 +36,15 @@ func TestBalanceHandsBusyQueuesOver(t *testing.T) {
 
 	ctx := b.ctx
 	ttl := 10 * time.Second
-	j1, err := b.st.Join(ctx, store.JoinParams{ID: "n1", TTL: ttl})
+	j1, err := b.st.Join(ctx, store.JoinParams{ID: "n1", TTL: ttl, Receivers: storetest.Receivers})
 	require.NoError(t, err)
 	n1 := j1.Node
 	// n1 claims the head of every queue.
-	res, err := b.st.Claim(ctx, store.ClaimParams{Node: n1, Limit: 4, Window: 1})
+	res, err := b.st.Claim(ctx, store.ClaimParams{Node: n1, Limit: 4, Window: 1, Receivers: storetest.Receivers})
 	require.NoError(t, err)
 	require.Len(t, res.Claimed, 4)
 
-	j2, err := b.st.Join(ctx, store.JoinParams{ID: "n2", TTL: ttl})
+	j2, err := b.st.Join(ctx, store.JoinParams{ID: "n2", TTL: ttl, Receivers: storetest.Receivers})
 	require.NoError(t, err)
 	n2 := j2.Node
 	owners := func() map[string]string {
@@ -93,7 +93,7 @@ func TestBalanceHandsBusyQueuesOver(t *testing.T) {
 		outcomes = append(outcomes, store.Outcome{ID: c.Message.ID, Epoch: c.Epoch, Kind: store.OutcomeDelivered, Reason: "delivered"})
 	}
 	rec, err := b.st.Record(ctx, store.RecordParams{Node: n1, Outcomes: outcomes,
-		Claim: &store.ClaimParams{Node: n1, Limit: 8, Window: 1}})
+		Claim: &store.ClaimParams{Node: n1, Limit: 8, Window: 1, Receivers: storetest.Receivers}})
 	require.NoError(t, err)
 	for i, a := range rec.Applied {
 		require.NotNil(t, a, "outcome %d: %v", i, rec.Conflicts)

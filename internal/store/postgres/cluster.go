@@ -136,9 +136,9 @@ func (s *Store) Join(ctx context.Context, p store.JoinParams) (*store.Joined, er
 	var gained bool
 	err := s.engine(ctx, func(t *txn) error {
 		n := store.Node{ID: p.ID}
-		err := t.tx.QueryRow(t.ctx, `INSERT INTO nodes (id, address, expires_at, heartbeat_every)
-			VALUES ($1, $2, now() + $3 * interval '1 microsecond', $4 * interval '1 microsecond') RETURNING incarnation`,
-			clean(p.ID), clean(p.Address), microseconds(ttl), microseconds(every)).Scan(&n.Incarnation)
+		err := t.tx.QueryRow(t.ctx, `INSERT INTO nodes (id, address, expires_at, heartbeat_every, receivers)
+			VALUES ($1, $2, now() + $3 * interval '1 microsecond', $4 * interval '1 microsecond', $5) RETURNING incarnation`,
+			clean(p.ID), clean(p.Address), microseconds(ttl), microseconds(every), store.ReceiverList(p.Receivers)).Scan(&n.Incarnation)
 		if err != nil {
 			return fmt.Errorf("join node %s: %w", p.ID, err)
 		}
