@@ -30,6 +30,7 @@ func RunCluster(t *testing.T, open ClusterOpener) {
 		{"Recovery", testClusterRecovery},
 		{"Wakeups", testWakeups},
 		{"Outage", testClusterOutage},
+		{"Receivers", testClusterReceivers},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
