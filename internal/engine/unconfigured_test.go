@@ -34,6 +34,9 @@ func TestUnconfiguredReceiversAreNotClaimed(t *testing.T) {
 		require.Equal(t, []string{">TBDL", "TBDL>TBDL"}, transitions(b.message(t, m.ID).History),
 			"routed on, and nothing else happened to it")
 	}
+	eoQueue, eoioQueue := "XBTO"+code4("WMS"), "XBQO"+code4("WMS")+"ORDERS"
+	require.Equal(t, domain.QueueUnconfigured, b.queueState(t, eoQueue))
+	require.Equal(t, domain.QueueUnconfigured, b.queueState(t, eoioQueue))
 	require.True(t, b.logged("receiver not configured on this node: its messages wait TBDL for a node that has it"),
 		"log: %s", b.logSummary())
 	require.NoError(t, b.shutdown(t))
