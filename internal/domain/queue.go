@@ -157,6 +157,13 @@ func Depth(counts map[Status]int64) int64 {
 	return n
 }
 
+// AwaitingDelivery counts the messages of a queue that wait for its
+// receiver: TBDL, WAIT and HOLD — not those in flight, nor those NDLV,
+// which wait for an operator.
+func AwaitingDelivery(counts map[Status]int64) int64 {
+	return counts[StatusTBDL] + counts[StatusWAIT] + counts[StatusHOLD]
+}
+
 // StateOf derives a queue's state (§5) from whether it is stopped, its depth
 // and its head: the first open message that holds the queue up, nil when
 // every open message has been passed over (PassedOver). unconfigured says

@@ -69,3 +69,32 @@ func TestQueueStateUnconfigured(t *testing.T) {
 	require.NoError(t, eng.Leave(b.ctx, joined.Node))
 	require.Equal(t, domain.QueueUnconfigured, states(mine)[crm.Queue], "no engine: the configuration again")
 }
+
+// TestUnconfiguredBacklog: what serve warns of and config check lists —
+// per receiver the configuration lacks, the messages of its outbound
+// queues that wait for delivery (not those NDLV, which wait for an
+// operator), and in how many queues.
+func TestUnconfiguredBacklog(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	parent := b.sendOne(t, eo("1"))
+	b.outbound(t, parent, "CRM")
+	b.outbound(t, parent, "CRM")
+	b.outbound(t, parent, "WMS")
+	ordered := b.sendOne(t, eoio("X", "1"))
+	head := b.outbound(t, ordered, "CRM")
+	b.outbound(t, ordered, "CRM")
+	b.ndlv(t, head.ID, domain.ErrorTransient, "connection refused")
+	b.outbound(t, parent, "AUDIT")
+	b.deliver(t, b.outbound(t, ordered, "AUDIT").ID)
+
+	got, err := admin.Unconfigured(b.ctx, b.svc, []string{"WMS"})
+	require.NoError(t, err)
+	require.Equal(t, []admin.ReceiverBacklog{
+		{Receiver: "AUDIT", Messages: 1, Queues: 1}, // its delivered message waits for nothing
+		{Receiver: "CRM", Messages: 3, Queues: 2},
+	}, got)
+	got, err = admin.Unconfigured(b.ctx, b.svc, []string{"AUDIT", "CRM", "WMS"})
+	require.NoError(t, err)
+	require.Empty(t, got)
+}
