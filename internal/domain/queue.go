@@ -14,11 +14,16 @@ const (
 	// the queue up (EO, a permanent error or blacklisting) wait for an operator.
 	QueueError   QueueState = "ERROR"
 	QueueStopped QueueState = "STOPPED" // stopped by an operator
-	QueueEmpty   QueueState = "EMPTY"   // depth 0: nothing left to deliver
+	// QueueUnconfigured: messages to deliver, or a retry, that no node
+	// starts because the queue's receiver is not configured (§8) — in
+	// this configuration, or on any live node of a cluster.
+	QueueUnconfigured QueueState = "UNCONFIGURED"
+	QueueEmpty        QueueState = "EMPTY" // depth 0: nothing left to deliver
 )
 
 // QueueStates lists the states in display order.
-var QueueStates = []QueueState{QueueActive, QueueWaiting, QueueBlocked, QueueError, QueueStopped, QueueEmpty}
+var QueueStates = []QueueState{QueueActive, QueueWaiting, QueueBlocked, QueueError, QueueStopped, QueueUnconfigured,
+	QueueEmpty}
 
 // ParseQueueStates parses a comma-separated list of queue states.
 func ParseQueueStates(list string) ([]QueueState, error) {
@@ -152,10 +157,21 @@ func Depth(counts map[Status]int64) int64 {
 	return n
 }
 
+// AwaitingDelivery counts the messages of a queue that wait for its
+// receiver: TBDL, WAIT and HOLD — not those in flight, nor those NDLV,
+// which wait for an operator.
+func AwaitingDelivery(counts map[Status]int64) int64 {
+	return counts[StatusTBDL] + counts[StatusWAIT] + counts[StatusHOLD]
+}
+
 // StateOf derives a queue's state (§5) from whether it is stopped, its depth
 // and its head: the first open message that holds the queue up, nil when
-// every open message has been passed over (PassedOver).
-func StateOf(stopped bool, depth int64, head *QueueHead, qos QoS) QueueState {
+// every open message has been passed over (PassedOver). unconfigured says
+// no node delivers to the queue's receiver (§8): a queue that would
+// deliver on its own — ACTIVE or WAITING — is UNCONFIGURED instead; one
+// that needs an operator (BLOCKED, ERROR) or has nothing to deliver keeps
+// its state, which says what to do first.
+func StateOf(stopped bool, depth int64, head *QueueHead, qos QoS, unconfigured bool) QueueState {
 	switch {
 	case stopped:
 		return QueueStopped
@@ -165,6 +181,8 @@ func StateOf(stopped bool, depth int64, head *QueueHead, qos QoS) QueueState {
 		return QueueError
 	case Blocks(qos, head.Status, head.ErrorClass):
 		return QueueBlocked
+	case unconfigured:
+		return QueueUnconfigured
 	case head.Status == StatusWAIT:
 		return QueueWaiting
 	}

@@ -20,12 +20,12 @@ func TestParseQueueStates(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, got)
 
-	got, err = domain.ParseQueueStates("ACTIVE,WAITING,BLOCKED,ERROR,STOPPED,EMPTY")
+	got, err = domain.ParseQueueStates("ACTIVE,WAITING,BLOCKED,ERROR,STOPPED,UNCONFIGURED,EMPTY")
 	require.NoError(t, err)
 	require.Equal(t, domain.QueueStates, got)
 
 	_, err = domain.ParseQueueStates("ACTIVE,busy")
-	requireInvalid(t, err, `queue state "busy"`, "ACTIVE, WAITING, BLOCKED, ERROR, STOPPED, EMPTY")
+	requireInvalid(t, err, `queue state "busy"`, "ACTIVE, WAITING, BLOCKED, ERROR, STOPPED, UNCONFIGURED, EMPTY")
 }
 
 func TestBlocks(t *testing.T) {
@@ -101,7 +101,40 @@ func TestStateOf(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			require.Equal(t, tt.want, domain.StateOf(tt.stopped, tt.depth, tt.head, tt.qos))
+			require.Equal(t, tt.want, domain.StateOf(tt.stopped, tt.depth, tt.head, tt.qos, false))
+		})
+	}
+}
+
+// TestStateOfUnconfigured: a queue whose receiver no node has configured
+// is UNCONFIGURED where it would deliver on its own; what needs an
+// operator, or has nothing to deliver, keeps its state.
+func TestStateOfUnconfigured(t *testing.T) {
+	t.Parallel()
+
+	head := func(s domain.Status, c domain.ErrorClass) *domain.QueueHead {
+		return &domain.QueueHead{Status: s, ErrorClass: c}
+	}
+	tests := []struct {
+		name    string
+		stopped bool
+		depth   int64
+		head    *domain.QueueHead
+		qos     domain.QoS
+		want    domain.QueueState
+	}{
+		{"TBDL head", false, 3, head(domain.StatusTBDL, ""), domain.EO, domain.QueueUnconfigured},
+		{"WAIT head", false, 3, head(domain.StatusWAIT, domain.ErrorTransient), domain.EOIO, domain.QueueUnconfigured},
+		{"DLNG head", false, 1, head(domain.StatusDLNG, ""), domain.EO, domain.QueueUnconfigured},
+		{"stopped", true, 3, head(domain.StatusTBDL, ""), domain.EO, domain.QueueStopped},
+		{"empty", false, 0, nil, domain.EO, domain.QueueEmpty},
+		{"blocked", false, 3, head(domain.StatusNDLV, domain.ErrorPermanent), domain.EOIO, domain.QueueBlocked},
+		{"error", false, 3, nil, domain.EO, domain.QueueError},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tt.want, domain.StateOf(tt.stopped, tt.depth, tt.head, tt.qos, true))
 		})
 	}
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -10,12 +11,17 @@ import (
 	"github.com/queuectl/queuectl/internal/store"
 )
 
+// errNotConfigured is why a message whose receiver the node has not
+// configured is handed back: its claims leave such messages alone (§8), so
+// only a claim made under another configuration can hold one.
+var errNotConfigured = errors.New("handed back: its receiver is not configured on this node")
+
 // deliver hands one claimed outbound message to its receiver.
 func (e *Engine) deliver(ctx context.Context, c store.Claimed) error {
 	m := c.Message
 	rcv, ok := e.receivers[m.Receiver]
 	if !ok {
-		return receiver.Permanent("receiver %s is not configured", m.Receiver)
+		return fmt.Errorf("receiver %s: %w", m.Receiver, errNotConfigured)
 	}
 	return rcv.Deliver(ctx, receiver.Delivery{Message: m, Payload: c.Payload, Attempt: m.Attempts})
 }
@@ -32,6 +38,10 @@ func (e *Engine) outcomeOf(c store.Claimed, err error, cancelled error) store.Ou
 		o.Kind, o.Reason = store.OutcomeDelivered, "delivered to "+m.Receiver
 	case cancelled != nil:
 		o.Kind, o.Reason = store.OutcomeHandBack, cancelled.Error()
+	case errors.Is(err, errNotConfigured):
+		// A configuration problem, not the message's fault: no attempt
+		// counts, and it waits for a node that has the receiver.
+		o.Kind, o.Reason = store.OutcomeHandBack, errNotConfigured.Error()
 	case class == domain.ErrorTransient && m.Attempts <= e.cfg.Retry.Count:
 		o.Kind, o.Error, o.Class = store.OutcomeRetry, err.Error(), class
 		o.RetryIn = e.cfg.Retry.retryIn(m.Attempts)
@@ -69,7 +79,29 @@ func (e *Engine) reportRouted(res *store.ClaimResult) {
 			e.emit(Event{Kind: EventFailed, Message: m})
 			continue
 		}
+		if m.Stage == domain.Outbound {
+			e.noteReceiver(m)
+		}
 		e.emit(Event{Kind: EventRouted, Message: m})
+	}
+	for _, m := range res.Created {
+		e.noteReceiver(m)
+	}
+}
+
+// noteReceiver logs, once per receiver, that routing sent a message to a
+// receiver this node has not configured: it waits TBDL (§8).
+func (e *Engine) noteReceiver(m *domain.Message) {
+	if _, ok := e.receivers[m.Receiver]; ok {
+		return
+	}
+	e.unconfiguredMu.Lock()
+	first := !e.unconfigured[m.Receiver]
+	e.unconfigured[m.Receiver] = true
+	e.unconfiguredMu.Unlock()
+	if first {
+		e.log.Warn("receiver not configured on this node: its messages wait TBDL for a node that has it",
+			"receiver", m.Receiver, "queue", m.Queue)
 	}
 }
 

@@ -17,8 +17,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -112,6 +114,13 @@ type Engine struct {
 	// recovered says crash recovery returned blacklist candidates: the
 	// claim loop delivers them first, each alone.
 	recovered atomic.Bool
+	// names are the receivers' names, sorted: what the node claims for
+	// and publishes (§8) — an empty list, never nil, for none.
+	names []string
+	// unconfigured are the receivers not configured here that routing
+	// sent messages to, each logged once.
+	unconfiguredMu sync.Mutex
+	unconfigured   map[string]bool
 	// outage is when the store began to fail, while it does: the log says
 	// once that it is unreachable, and once that it is back.
 	outageMu sync.Mutex
@@ -146,6 +155,8 @@ func New(opts Options) (*Engine, error) {
 	if e.receivers == nil {
 		e.receivers = map[string]receiver.Receiver{}
 	}
+	e.names = store.ReceiverList(slices.Collect(maps.Keys(e.receivers)))
+	e.unconfigured = map[string]bool{}
 	rnd := opts.Rand
 	if rnd == nil {
 		rnd = randIntN
@@ -227,7 +238,7 @@ func (e *Engine) join(ctx context.Context) (store.Node, []store.Node, error) {
 		// A join that began runs to its end: a stop comes after it.
 		sctx, cancel := e.storeContext(context.WithoutCancel(ctx))
 		joined, err := e.st.Join(sctx, store.JoinParams{ID: e.node, Address: e.cfg.Address, TTL: e.cfg.LeaseTTL,
-			Heartbeat: e.cfg.Heartbeat})
+			Heartbeat: e.cfg.Heartbeat, Receivers: e.names})
 		cancel()
 		if err == nil {
 			e.storeOK()

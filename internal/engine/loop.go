@@ -225,8 +225,10 @@ func (l *loop) wait() time.Duration {
 
 // claimParams is what the engine's claims have in common.
 func (e *Engine) claimParams(node store.Node) store.ClaimParams {
+	// Only the configured receivers (§8): the messages of any other wait
+	// TBDL for a node that has it, rather than fail here.
 	p := store.ClaimParams{Node: node, Window: e.cfg.EOWindow, Router: &e.router, RouteLimit: routeBatch,
-		Candidates: store.CandidatesAsAny}
+		Candidates: store.CandidatesAsAny, Receivers: e.names}
 	if e.cfg.Blacklisting.Enabled {
 		p.Candidates = store.CandidatesSkip
 	}

@@ -196,26 +196,6 @@ func TestPermanentOnEOIOHoldsTheQueue(t *testing.T) {
 	require.ElementsMatch(t, []string{"1", "x"}, payloads(ep.all()))
 }
 
-func TestReceiverNotConfigured(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	b.newEndpoint(t, "WMS")
-	in := b.send(t, eo("GHOST", "1"), eo("WMS", "2"))
-	b.start(t)
-	b.waitFor(t, "one NDLV and one delivery", func() bool {
-		return b.count(engine.EventFailed) == 1 && b.count(engine.EventDelivered) == 1
-	})
-
-	out := b.outboundOf(t, in[0].ID)
-	require.Equal(t, "XBTO"+code4("GHOST"), out.Queue)
-	require.Equal(t, "GHOST", out.Receiver)
-	require.Equal(t, domain.StatusNDLV, out.Status)
-	require.Equal(t, domain.ErrorPermanent, out.ErrorClass)
-	require.Equal(t, "receiver GHOST is not configured", out.Error)
-	require.Equal(t, 1, out.Attempts)
-	require.Equal(t, domain.StatusDLVD, b.outboundOf(t, in[1].ID).Status)
-}
-
 func TestNoReceiverFailsTheInboundMessage(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

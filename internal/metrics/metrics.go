@@ -124,7 +124,7 @@ func New(opts Options) *Collector {
 		queueMessages: prometheus.NewDesc("queuectl_queue_messages",
 			"Messages in a queue, per status.", []string{"queue", "qos", "stage", "status"}, nil),
 		queueState: prometheus.NewDesc("queuectl_queue_state",
-			"1 for a queue's state (ACTIVE, WAITING, BLOCKED, ERROR, STOPPED, EMPTY), 0 for the others.",
+			"1 for a queue's state (ACTIVE, WAITING, BLOCKED, ERROR, STOPPED, UNCONFIGURED, EMPTY), 0 for the others.",
 			[]string{"queue", "qos", "stage", "state"}, nil),
 		blacklisted: prometheus.NewDesc("queuectl_blacklisted_messages",
 			"Messages NDLV on the blacklist: a node died delivering each of them engine.blacklisting.crashes times.", nil, nil),

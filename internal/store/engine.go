@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/queuectl/queuectl/internal/domain"
@@ -134,6 +135,12 @@ type JoinParams struct {
 	// wrapping domain.ErrInvalid that names its address; if not, it died
 	// (a restart after a crash) and the new incarnation supersedes it.
 	Heartbeat time.Duration
+	// Receivers are the receivers the node has configured (§8), published
+	// in its node record: a cluster gives a node only the outbound queues
+	// of its receivers (§11), and `queue list` shows a queue whose
+	// receiver no live node has as UNCONFIGURED. None (nil or empty)
+	// holds no outbound queue.
+	Receivers []string
 }
 
 // Joined is the result of Join.
@@ -195,6 +202,23 @@ type ClaimParams struct {
 	// Window is the most messages of one EO queue DLNG at once (engine.eo_window).
 	Window     int
 	Candidates CandidateMode
+	// Receivers are the receivers the node has configured (§8). The claim
+	// starts outbound messages of these receivers only: the queues of any
+	// other receiver are passed over as if they had nothing ready — their
+	// messages stay TBDL or WAIT, untouched and uncounted (not in More,
+	// Candidates or NextDue) — until a node that has the receiver claims
+	// them. None (nil or empty) claims no outbound message. Routing is not
+	// affected: it calls no receiver.
+	Receivers []string
+}
+
+// Delivers says whether a claim with these parameters may start messages
+// of queue q (§8): an inbound queue always, an outbound queue when its
+// receiver is one of p.Receivers. It is the receiver's part of what a queue
+// may start now, beside QueueRecord.Starts and Room; the PostgreSQL store
+// says it in SQL, and storetest holds a case for each branch.
+func (p *ClaimParams) Delivers(q *QueueRecord) bool {
+	return q.Stage == domain.Inbound || slices.Contains(p.Receivers, q.Receiver)
 }
 
 // Claimed is one outbound message a claim made DLNG.

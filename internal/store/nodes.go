@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -52,4 +53,18 @@ type NodeInfo struct {
 	Queues int
 	// InFlight is the DLNG count of its last heartbeat.
 	InFlight int
+	// Receivers are the receivers the incarnation has configured
+	// (JoinParams.Receivers), in name order; nil when it published none —
+	// a node of a version before receivers were published, which claims
+	// for every receiver.
+	Receivers []string
+}
+
+// ReceiverList is a node's receivers as its node record keeps them: sorted,
+// once each, and an empty list — never nil, which says "not published" —
+// for a node with none.
+func ReceiverList(receivers []string) []string {
+	out := append([]string{}, receivers...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }

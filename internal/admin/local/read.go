@@ -21,6 +21,10 @@ func (s *Service) Queues(ctx context.Context, f admin.QueueFilter, fn func(*doma
 			return domain.Invalidf("queue name pattern %q is malformed: %v", f.Name, err)
 		}
 	}
+	d, err := s.deliverers(ctx)
+	if err != nil {
+		return err
+	}
 	n := 0
 	return s.view(ctx, func(r store.Reader) error {
 		return r.Queues(f.After, func(rec *store.QueueRecord) error {
@@ -30,7 +34,7 @@ func (s *Service) Queues(ctx context.Context, f admin.QueueFilter, fn func(*doma
 			if !preMatch(&f, rec) {
 				return nil
 			}
-			q, err := summarise(r, rec)
+			q, err := summarise(r, rec, d)
 			if err != nil {
 				return err
 			}
@@ -77,13 +81,17 @@ func matchName(pattern, name string) (bool, error) {
 
 // Queue returns one queue's summary.
 func (s *Service) Queue(ctx context.Context, name string) (*domain.Queue, error) {
+	d, err := s.deliverers(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var q *domain.Queue
-	err := s.view(ctx, func(r store.Reader) error {
+	err = s.view(ctx, func(r store.Reader) error {
 		rec, err := r.Queue(name)
 		if err != nil {
 			return err
 		}
-		q, err = summarise(r, rec)
+		q, err = summarise(r, rec, d)
 		return err
 	})
 	return q, err
@@ -91,12 +99,12 @@ func (s *Service) Queue(ctx context.Context, name string) (*domain.Queue, error)
 
 // summarise derives what `queue list` shows from a queue record: the state
 // and BEHIND from the counters and the head, which is read only when some
-// open message still holds the queue up (not every one is passed over).
-// The first open message, whose age the list shows, is read first: it is
-// the head, unless the counters say that a message of higher rank is
-// (domain.HeadPriority), so a queue's messages are looked up once, not
-// twice.
-func summarise(r store.Reader, rec *store.QueueRecord) (*domain.Queue, error) {
+// open message still holds the queue up (not every one is passed over),
+// and whether a node delivers to its receiver (d). The first open message,
+// whose age the list shows, is read first: it is the head, unless the
+// counters say that a message of higher rank is (domain.HeadPriority), so
+// a queue's messages are looked up once, not twice.
+func summarise(r store.Reader, rec *store.QueueRecord, d deliverers) (*domain.Queue, error) {
 	counts := make(map[domain.Status]int64, len(rec.Counts))
 	for st, n := range rec.Counts {
 		if n != 0 {
@@ -122,7 +130,8 @@ func summarise(r store.Reader, rec *store.QueueRecord) (*domain.Queue, error) {
 	if head != nil {
 		q.Head = domain.HeadOf(head)
 	}
-	q.State = domain.StateOf(rec.Stopped, q.Depth, q.Head, rec.QoS)
+	unconfigured := rec.Stage == domain.Outbound && !d.configured(rec.Receiver)
+	q.State = domain.StateOf(rec.Stopped, q.Depth, q.Head, rec.QoS, unconfigured)
 	behind := domain.Behind(q.Depth, rec.PassedOver, q.Head, rec.QoS)
 	q.Behind = &behind
 	if q.State == domain.QueueBlocked {

@@ -3,16 +3,20 @@
 package config
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
 	"github.com/queuectl/queuectl/internal/config"
 	"github.com/queuectl/queuectl/internal/domain"
@@ -97,6 +101,9 @@ type checkReport struct {
 	// back with about their prepared messages (§9).
 	Senders  []string `json:"senders" yaml:"senders"`
 	Problems []string `json:"problems" yaml:"problems"`
+	// Unconfigured are the receivers that messages in the store wait for
+	// and the configuration lacks (§8): a warning, not a problem.
+	Unconfigured []admin.ReceiverBacklog `json:"unconfigured" yaml:"unconfigured"`
 }
 
 func newCheckCmd(f *cmdutil.Factory) *cobra.Command {
@@ -109,6 +116,13 @@ its key: unknown keys, values out of range, receivers without what their type
 needs, routes to receivers that are not configured, empty or null names (YAML
 reads null, NULL and ~ as no value: quote such a name). Exit 0 when there is
 none, 2 when there is any.
+
+It also looks at the store the configuration names, when there is one (not
+a server's): the receivers that stored messages wait for but the
+configuration lacks are listed as warnings, with how many messages wait. A
+serve started with it leaves those messages TBDL, for a node that has the
+receiver. Warnings do not change the exit code: a node of a cluster may
+lack a receiver on purpose.
 
 Every command refuses a configuration with a problem, naming the first one;
 'queuectl serve' runs the same check before it opens the store.`,
@@ -126,7 +140,8 @@ Every command refuses a configuration with a problem, naming the first one;
 			if err != nil || format == output.IDs {
 				format = output.Table
 			}
-			r := checkReport{OK: cerr == nil, Receivers: []string{}, Senders: []string{}, Problems: []string{}}
+			r := checkReport{OK: cerr == nil, Receivers: []string{}, Senders: []string{}, Problems: []string{},
+				Unconfigured: []admin.ReceiverBacklog{}}
 			if c != nil {
 				r.File = c.File
 				r.Receivers = slices.Sorted(maps.Keys(c.Receivers))
@@ -146,6 +161,18 @@ Every command refuses a configuration with a problem, naming the first one;
 			case cerr != nil:
 				r.Problems = append(r.Problems, cerr.Error())
 			}
+			var lookErr error
+			if cerr == nil {
+				var lacking []admin.ReceiverBacklog
+				if lacking, lookErr = waitingFor(f, r.Receivers); lookErr == nil {
+					r.Unconfigured = append(r.Unconfigured, lacking...)
+				}
+			}
+			if lookErr != nil {
+				// The configuration is what is checked: a store that cannot
+				// be read now says nothing about it.
+				fmt.Fprintf(f.IO.ErrOut, "queuectl: could not look at the store for messages waiting for receivers: %v\n", lookErr)
+			}
 			if !format.Tabular() {
 				if err := output.Value(f.IO.Out, format, r, nil, nil); err != nil {
 					return err
@@ -161,6 +188,10 @@ Every command refuses a configuration with a problem, naming the first one;
 				}
 				fmt.Fprintf(f.IO.Out, "configuration OK (config file: %s): %s (%s), %s%s\n", src,
 					count(len(r.Receivers), "receiver"), output.Dash(strings.Join(r.Receivers, ", ")), count(r.Routes, "route"), checks)
+				for _, b := range r.Unconfigured {
+					fmt.Fprintf(f.IO.ErrOut, "queuectl: warning: receiver %s is not configured; messages waiting for it: %d (in %s)\n",
+						b.Receiver, b.Messages, count(b.Queues, "queue"))
+				}
 			} else {
 				fmt.Fprintf(f.IO.ErrOut, "queuectl: the configuration has %s:\n", count(len(r.Problems), "problem"))
 				for _, p := range r.Problems {
@@ -173,6 +204,29 @@ Every command refuses a configuration with a problem, naming the first one;
 			return nil
 		},
 	}
+}
+
+// waitingFor lists the receivers that messages in the store of the
+// configuration wait for and that receivers lacks. A store that is not
+// there holds none; a server's store is for its own configuration to
+// judge.
+func waitingFor(f *cmdutil.Factory, receivers []string) ([]admin.ReceiverBacklog, error) {
+	loc, ok := f.StoreTarget()
+	if !ok {
+		return nil, nil
+	}
+	if loc.Path != "" {
+		if _, err := os.Stat(loc.Path); errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+	}
+	svc, err := f.Admin()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := f.Context(context.Background())
+	defer cancel()
+	return admin.Unconfigured(ctx, svc, receivers)
 }
 
 func count(n int, noun string) string {

@@ -48,7 +48,7 @@ var filterFlags = []string{"qos", "stage", "state", "receiver", "name"}
 func (o *Filters) addFlags(fl *pflag.FlagSet, prefix string) {
 	fl.StringSliceVar(&o.QoS, "qos", nil, prefix+"only these qualities of service: EO, EOIO")
 	fl.StringSliceVar(&o.Stages, "stage", nil, prefix+"only these stages: inbound, outbound")
-	fl.StringSliceVar(&o.States, "state", nil, prefix+"only these states: ACTIVE, WAITING, BLOCKED, ERROR, STOPPED, EMPTY")
+	fl.StringSliceVar(&o.States, "state", nil, prefix+"only these states: ACTIVE, WAITING, BLOCKED, ERROR, STOPPED, UNCONFIGURED, EMPTY")
 	fl.StringSliceVar(&o.Receivers, "receiver", nil, prefix+"only outbound queues of these receivers")
 	fl.StringVar(&o.Name, "name", "", prefix+"only queues whose name matches this pattern (e.g. 'XBQ*')")
 }
@@ -94,8 +94,11 @@ message.
 States: ACTIVE (messages to deliver), WAITING (the head waits for a retry),
 BLOCKED (the head is NDLV and holds up the queue), ERROR (nothing to deliver,
 but NDLV messages that block nothing — EO messages after a permanent error or
-blacklisting — wait for an operator), STOPPED (stopped by an operator), EMPTY
-(depth 0; never while messages are open).
+blacklisting — wait for an operator), STOPPED (stopped by an operator),
+UNCONFIGURED (messages to deliver that wait, because no engine delivers to the
+queue's receiver: no live node has it configured — or, while none runs, the
+config file names receivers but not this one), EMPTY (depth 0; never while
+messages are open).
 
 --sort depth lists the deepest queues first, --sort age those whose oldest
 open message is oldest; with --limit N, the first N of that order.

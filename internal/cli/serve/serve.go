@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/admin/local"
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
 	"github.com/queuectl/queuectl/internal/domain"
@@ -150,6 +151,7 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 		Metrics: col.Handler(),
 	})
 
+	warnUnconfigured(ctx, svc, slices.Sorted(maps.Keys(c.Receivers)), log)
 	servers, apiFailed, err := startAPI(api, where.sock, listen, tlsConf, log)
 	if err != nil {
 		return err
@@ -179,6 +181,22 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 		err = domain.Errorf(domain.ErrUnavailable, "the API stopped serving: %v", apiErr)
 	}
 	return err
+}
+
+// warnUnconfigured logs, at start, each receiver that stored messages
+// wait for and the configuration lacks (§8): this node leaves them TBDL, for
+// a node that has the receiver. A store that cannot be read now is the
+// engine's to report.
+func warnUnconfigured(ctx context.Context, svc admin.Service, receivers []string, log *slog.Logger) {
+	lacking, err := admin.Unconfigured(ctx, svc, receivers)
+	if err != nil {
+		log.Warn("could not look for messages waiting for receivers not configured", "err", err)
+		return
+	}
+	for _, b := range lacking {
+		log.Warn("receiver not configured on this node: stored messages wait TBDL for a node that has it",
+			"receiver", b.Receiver, "messages", b.Messages, "queues", b.Queues)
+	}
 }
 
 // nodeAddress is where node list says this node serves its API: its TCP

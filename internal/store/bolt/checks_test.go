@@ -86,7 +86,7 @@ func TestOpenIndexesThePreparedMessagesOfAnOlderStore(t *testing.T) {
 		require.NoError(t, s.Close())
 		checkFile(t, path)
 	})
-	j, err := s.Join(t.Context(), store.JoinParams{ID: "N1"})
+	j, err := s.Join(t.Context(), store.JoinParams{ID: "N1", Receivers: storetest.Receivers})
 	require.NoError(t, err)
 	res, err := s.ClaimChecks(t.Context(), store.ClaimChecksParams{Node: j.Node, After: time.Minute, Interval: time.Minute, Limit: 10})
 	require.NoError(t, err)
@@ -105,7 +105,7 @@ func TestClaimChecksOnTheStoreClock(t *testing.T) {
 		checkFile(t, path)
 	})
 	ctx := t.Context()
-	j, err := s.Join(ctx, store.JoinParams{ID: "N1"})
+	j, err := s.Join(ctx, store.JoinParams{ID: "N1", Receivers: storetest.Receivers})
 	require.NoError(t, err)
 	p := storetest.Prepared(storetest.NewMessage())
 	p.CreatedAt = time.Time{} // the store's clock stamps it
@@ -162,7 +162,7 @@ func TestOpenAStoreOfTheVersionBeforeKeys(t *testing.T) {
 		require.NoError(t, s.Close())
 		checkFile(t, path)
 	})
-	j, err := s.Join(t.Context(), store.JoinParams{ID: "N1"})
+	j, err := s.Join(t.Context(), store.JoinParams{ID: "N1", Receivers: storetest.Receivers})
 	require.NoError(t, err)
 	sent := storetest.NewMessage()
 	sent.Key = "after-the-upgrade"
@@ -170,7 +170,7 @@ func TestOpenAStoreOfTheVersionBeforeKeys(t *testing.T) {
 		return w.Insert(sent, storetest.PayloadOf(sent), storetest.Entry("received"))
 	}))
 	router := &placement.Router{Placer: placement.Placer{Role: domain.RoleCentral, Rand: func(int) int { return 0 }}}
-	res, err := s.Claim(t.Context(), store.ClaimParams{Node: j.Node, Limit: 10, Window: 32, Router: router, RouteLimit: 10})
+	res, err := s.Claim(t.Context(), store.ClaimParams{Node: j.Node, Limit: 10, Window: 32, Router: router, RouteLimit: 10, Receivers: storetest.Receivers})
 	require.NoError(t, err)
 	require.ElementsMatch(t, []string{copyOf.ID, sent.ID}, []string{res.Claimed[0].Message.ID, res.Claimed[1].Message.ID},
 		"the copy the older version routed, and the message sent now, under the id it was sent with")

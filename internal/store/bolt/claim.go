@@ -105,17 +105,26 @@ func (c *claimer) walk(stage domain.Stage, start string, serve func(name string)
 	cur := c.t.bucket(bucketReady).Cursor()
 	visit := func(from, to []byte) error {
 		for k, _ := cur.Seek(from); k != nil && bytes.HasPrefix(k, prefix) && (to == nil || bytes.Compare(k, to) < 0); {
-			if c.full(stage) {
-				c.res.More = true // perhaps: another queue has TBDL messages
-				return nil
-			}
 			i := bytes.IndexByte(k[1:], sep)
 			if i < 0 {
 				return fmt.Errorf("ready index: malformed key %x", k)
 			}
 			name := string(k[1 : 1+i])
-			if err := serve(name); err != nil {
+			// A queue of a receiver the node has not configured is
+			// passed over before the limit is looked at: its messages
+			// are not ready for this node, not even perhaps (More).
+			delivers, err := c.delivers(stage, name)
+			if err != nil {
 				return err
+			}
+			if delivers {
+				if c.full(stage) {
+					c.res.More = true // perhaps: another queue has TBDL messages
+					return nil
+				}
+				if err := serve(name); err != nil {
+					return err
+				}
 			}
 			// serve changed the bucket: seek past the last key of this
 			// queue (a longer name that starts alike sorts after name 0x01).
@@ -131,6 +140,20 @@ func (c *claimer) walk(stage domain.Stage, start string, serve func(name string)
 		return visit(prefix, from)
 	}
 	return nil
+}
+
+// delivers says whether the claim may start messages of a queue of stage
+// (store.ClaimParams.Delivers): every inbound queue, the outbound queues of
+// the node's receivers.
+func (c *claimer) delivers(stage domain.Stage, name string) (bool, error) {
+	if stage == domain.Inbound {
+		return true, nil // no need to read it: routing calls no receiver
+	}
+	q, err := c.queue(name)
+	if err != nil {
+		return false, err
+	}
+	return c.p.Delivers(q), nil
 }
 
 // readyIDs returns up to n ids of the TBDL messages of a queue, in seq order.
@@ -197,40 +220,62 @@ func (c *claimer) route(key uuid.UUID, in storedMessage) (*domain.Message, error
 }
 
 // due claims the outbound WAIT messages whose next attempt is due, and finds
-// when the next one will be.
+// when the next one will be: of those the node may deliver, so that a
+// retry of a receiver it has not configured never wakes it.
 func (c *claimer) due() error {
 	cur := c.t.bucket(bucketDue).Cursor()
 	var keys [][]byte
 	for k, _ := cur.First(); k != nil; k, _ = cur.Next() {
 		at := time.UnixMicro(int64(binary.BigEndian.Uint64(k[:8]))).UTC()
-		if at.After(c.now) {
+		if !at.After(c.now) {
+			keys = append(keys, bytes.Clone(k))
+			continue
+		}
+		m, q, err := c.dueMessage(k)
+		if err != nil {
+			return err
+		}
+		if m != nil && c.p.Delivers(q) {
 			c.res.NextDue = at
 			break
 		}
-		keys = append(keys, bytes.Clone(k))
 	}
 	for _, k := range keys {
+		m, q, err := c.dueMessage(k)
+		if err != nil {
+			return err
+		}
+		if m == nil || m.Stage != domain.Outbound || !c.p.Delivers(q) {
+			continue // not this node's to retry, however many there are
+		}
 		if c.full(domain.Outbound) {
 			c.res.More = true
 			return nil
 		}
-		m, err := c.t.stored(uuid.UUID(k[8:]))
-		if err != nil {
-			c.damaged(uuid.UUID(k[8:]), err)
+		if q.Room(c.p.Window) <= 0 {
 			continue
 		}
-		q, err := c.queue(m.Queue)
-		if err != nil {
-			return err
-		}
-		if m.Stage != domain.Outbound || q.Room(c.p.Window) <= 0 {
-			continue
-		}
-		if err := c.take(m); err != nil {
+		if err := c.take(*m); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// dueMessage reads the message a key of the due index names, and its
+// queue; a message that cannot be read is noted as damaged, and nil.
+func (c *claimer) dueMessage(k []byte) (*storedMessage, *store.QueueRecord, error) {
+	id := uuid.UUID(k[8:])
+	m, err := c.t.stored(id)
+	if err != nil {
+		c.damaged(id, err)
+		return nil, nil, nil
+	}
+	q, err := c.queue(m.Queue)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &m, q, nil
 }
 
 // claimQueue claims TBDL messages of one outbound queue: the head of an

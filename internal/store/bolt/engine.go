@@ -59,7 +59,7 @@ func (s *Store) Join(ctx context.Context, p store.JoinParams) (*store.Joined, er
 	if err == nil {
 		at := s.now()
 		s.serving.Store(&store.NodeInfo{ID: p.ID, Incarnation: out.Node.Incarnation, Address: p.Address,
-			StartedAt: at, HeartbeatAt: at})
+			StartedAt: at, HeartbeatAt: at, Receivers: store.ReceiverList(p.Receivers)})
 	}
 	return out, err
 }

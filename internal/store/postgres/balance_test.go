@@ -36,15 +36,15 @@ func TestBalanceHandsBusyQueuesOver(t *testing.T) {
 
 	ctx := b.ctx
 	ttl := 10 * time.Second
-	j1, err := b.st.Join(ctx, store.JoinParams{ID: "n1", TTL: ttl})
+	j1, err := b.st.Join(ctx, store.JoinParams{ID: "n1", TTL: ttl, Receivers: storetest.Receivers})
 	require.NoError(t, err)
 	n1 := j1.Node
 	// n1 claims the head of every queue.
-	res, err := b.st.Claim(ctx, store.ClaimParams{Node: n1, Limit: 4, Window: 1})
+	res, err := b.st.Claim(ctx, store.ClaimParams{Node: n1, Limit: 4, Window: 1, Receivers: storetest.Receivers})
 	require.NoError(t, err)
 	require.Len(t, res.Claimed, 4)
 
-	j2, err := b.st.Join(ctx, store.JoinParams{ID: "n2", TTL: ttl})
+	j2, err := b.st.Join(ctx, store.JoinParams{ID: "n2", TTL: ttl, Receivers: storetest.Receivers})
 	require.NoError(t, err)
 	n2 := j2.Node
 	owners := func() map[string]string {
@@ -93,7 +93,7 @@ func TestBalanceHandsBusyQueuesOver(t *testing.T) {
 		outcomes = append(outcomes, store.Outcome{ID: c.Message.ID, Epoch: c.Epoch, Kind: store.OutcomeDelivered, Reason: "delivered"})
 	}
 	rec, err := b.st.Record(ctx, store.RecordParams{Node: n1, Outcomes: outcomes,
-		Claim: &store.ClaimParams{Node: n1, Limit: 8, Window: 1}})
+		Claim: &store.ClaimParams{Node: n1, Limit: 8, Window: 1, Receivers: storetest.Receivers}})
 	require.NoError(t, err)
 	for i, a := range rec.Applied {
 		require.NotNil(t, a, "outcome %d: %v", i, rec.Conflicts)
@@ -113,4 +113,68 @@ func TestBalanceHandsBusyQueuesOver(t *testing.T) {
 	require.Equal(t, 2, heldBy("n1"))
 	require.Equal(t, 2, heldBy("n2"))
 	require.Equal(t, "n2", o[idle.Queue], "the queue without work: n1 is over its share of all queues (3 of 5)")
+}
+
+// TestBalanceTakesAStrandedQueueBeyondItsShare: a free queue with work
+// whose receiver only nodes at their share have is not left to a hungry
+// node that cannot hold it: one of those that may takes it beyond its
+// share, and hands over a queue the hungry node may take instead.
+func TestBalanceTakesAStrandedQueueBeyondItsShare(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx, ttl := b.ctx, 10*time.Second
+	join := func(id string, receivers ...string) store.Node {
+		j, err := b.st.Join(ctx, store.JoinParams{ID: id, TTL: ttl, Receivers: receivers})
+		require.NoError(t, err)
+		return j.Node
+	}
+	both := []string{storetest.ReceiverARCHIVE, storetest.ReceiverWMS}
+	na, nc := join("A", both...), join("C", both...)
+	nb := join("B", storetest.ReceiverARCHIVE)
+	queue := func(receiver string, i int) string {
+		m := storetest.InQueue(storetest.NewOutboundMessage(storetest.NewMessage(), receiver),
+			domain.EOOutboundQueue(receiver, 100, i))
+		b.insert(t, m)
+		return m.Queue
+	}
+	x1, x2 := queue(storetest.ReceiverWMS, 1), queue(storetest.ReceiverWMS, 2)
+	var y []string
+	for i := range 6 {
+		y = append(y, queue(storetest.ReceiverARCHIVE, i))
+	}
+	// Shares: A and C 2/2 + 6/3 = 3 each, B 6/3 = 2. A and C are at theirs;
+	// B is below it, but may not hold x2.
+	give := func(n store.Node, queues ...string) {
+		_, err := b.conn.Exec(ctx, `UPDATE leases SET node = $1, incarnation = $2, epoch = epoch + 1,
+			expires_at = 'infinity', releasing = false WHERE queue = ANY($3)`, n.ID, int64(n.Incarnation), queues)
+		require.NoError(t, err)
+	}
+	give(na, x1, y[0], y[1])
+	give(nc, y[2], y[3], y[4])
+	give(nb, y[5])
+	_, err := b.conn.Exec(ctx, `UPDATE leases SET expires_at = '-infinity' WHERE queue = $1`, x2)
+	require.NoError(t, err)
+
+	beat := func(n store.Node) int {
+		res, err := b.st.Heartbeat(ctx, store.HeartbeatParams{Node: n, TTL: ttl})
+		require.NoError(t, err)
+		return res.Queues
+	}
+	require.Equal(t, 3, beat(na), "A takes x2 beyond its share, and hands a queue B may take over")
+	require.Equal(t, 2, beat(nb), "B takes it")
+	require.Equal(t, 3, beat(nc))
+	require.Equal(t, 3, beat(na), "and nothing moves any more")
+
+	owners := map[string]string{}
+	require.NoError(t, b.st.View(ctx, func(r store.Reader) error {
+		return r.Queues("", func(q *store.QueueRecord) error {
+			owners[q.Name] = q.Owner
+			return nil
+		})
+	}))
+	require.Equal(t, "A", owners[x1])
+	require.Equal(t, "A", owners[x2], "the WMS queues go to a node that has WMS")
+	for _, q := range y {
+		require.NotEmpty(t, owners[q], "every queue has a holder: %v", owners)
+	}
 }

@@ -170,10 +170,10 @@ func BenchmarkClaimWithRetryBacklog(b *testing.B) {
 			return nil
 		}))
 	}
-	j, err := st.Join(b.Context(), store.JoinParams{ID: "N1", TTL: time.Hour})
+	j, err := st.Join(b.Context(), store.JoinParams{ID: "N1", TTL: time.Hour, Receivers: storetest.Receivers})
 	require.NoError(b, err)
 	for b.Loop() {
-		res, err := st.Claim(b.Context(), store.ClaimParams{Node: j.Node, Limit: 24, Window: 32})
+		res, err := st.Claim(b.Context(), store.ClaimParams{Node: j.Node, Limit: 24, Window: 32, Receivers: storetest.Receivers})
 		require.NoError(b, err)
 		require.Empty(b, res.Claimed)
 		require.WithinDuration(b, later, res.NextDue, time.Second)

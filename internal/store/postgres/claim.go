@@ -63,12 +63,13 @@ type claimer struct {
 }
 
 // heldSQL lists the leases incarnation $1 holds on queues with work, or
-// that this transaction changed ($2), and locks them FOR SHARE until
-// commit: no node takes them over, and their holder gives none of them up,
-// while the claim and its outcomes are under way.
-const heldSQL = `SELECT l.queue, l.epoch, q.stage FROM leases l JOIN queues q ON q.name = l.queue
+// that this transaction changed ($2), whose messages the claim may start
+// (its receivers $3), and locks them FOR SHARE until commit: no node takes
+// them over, and their holder gives none of them up, while the claim and
+// its outcomes are under way.
+var heldSQL = `SELECT l.queue, l.epoch, q.stage FROM leases l JOIN queues q ON q.name = l.queue
 	WHERE l.incarnation = $1 AND l.expires_at > now() AND NOT l.releasing AND NOT q.stopped
-		AND (q.n_tbdl > 0 OR q.n_wait > 0 OR q.name = ANY($2))
+		AND (q.n_tbdl > 0 OR q.n_wait > 0 OR q.name = ANY($2)) AND ` + deliversSQL("$3") + `
 	ORDER BY l.queue FOR SHARE OF l`
 
 // claim routes, then claims due WAIT messages, then TBDL messages,
@@ -173,7 +174,7 @@ func (c *claimer) queueLeases(b *pgx.Batch, fence bool) func() error {
 	}
 	queueAdopt(b, inc, clean(c.p.Node.ID))
 	held := map[string]lease{}
-	b.Queue(heldSQL, inc, slices.Collect(maps.Keys(c.t.queues))).Query(func(rows pgx.Rows) error {
+	b.Queue(heldSQL, inc, slices.Collect(maps.Keys(c.t.queues)), c.p.Receivers).Query(func(rows pgx.Rows) error {
 		var name string
 		var l lease
 		_, err := pgx.ForEachRow(rows, []any{&name, &l.epoch, &l.stage}, func() error {
@@ -407,12 +408,12 @@ type outboundReads struct {
 	most         int
 }
 
-// heldOutbound lists the held outbound queues of heldSQL ($1, $2) with
-// their place in the turn that starts after queue $3.
-const heldOutbound = `SELECT l.queue AS name, row_number() OVER (ORDER BY l.queue COLLATE "C" <= $3, l.queue COLLATE "C") AS ord
+// heldOutbound lists the held outbound queues of heldSQL ($1, $2, $4 the
+// receivers) with their place in the turn that starts after queue $3.
+var heldOutbound = `SELECT l.queue AS name, row_number() OVER (ORDER BY l.queue COLLATE "C" <= $3, l.queue COLLATE "C") AS ord
 	FROM leases l JOIN queues q ON q.name = l.queue
 	WHERE l.incarnation = $1 AND l.expires_at > now() AND NOT l.releasing AND NOT q.stopped AND q.stage = 'outbound'
-		AND (q.n_tbdl > 0 OR q.n_wait > 0 OR q.name = ANY($2))`
+		AND (q.n_tbdl > 0 OR q.n_wait > 0 OR q.name = ANY($2)) AND ` + deliversSQL("$4")
 
 // queueAhead claims ahead, after the statements of queueLeases: it queues
 // on b the reads of an outbound claim, which find the held queues
@@ -428,16 +429,16 @@ func (c *claimer) queueAhead(b *pgx.Batch, start string, freeing []pgtype.UUID) 
 	r := &outboundReads{}
 	inc := int64(c.p.Node.Incarnation)
 	held := `SELECT name FROM (` + heldOutbound + `) h`
-	r.most = c.queueReads(b, r, `q.name IN (`+held+`)`, []any{inc, changed, start})
+	r.most = c.queueReads(b, r, `q.name IN (`+held+`)`, []any{inc, changed, start, c.p.Receivers})
 	if freeing == nil {
 		freeing = []pgtype.UUID{}
 	}
 	b.Queue(`SELECT m.* FROM (`+heldOutbound+`) u JOIN queues q ON q.name = u.name
-		CROSS JOIN LATERAL (`+headsSQL(roomSQL("$4", `(SELECT count(*) FROM messages f WHERE f.id = ANY($5)
+		CROSS JOIN LATERAL (`+headsSQL(roomSQL("$5", `(SELECT count(*) FROM messages f WHERE f.id = ANY($6)
 			AND f.queue = q.name AND f.status = 'DLNG' AND f.incarnation = $1)`))+`) m
 		WHERE `+startsSQL+`
 		ORDER BY u.ord, m.seq
-		LIMIT $6`, inc, changed, start, c.p.Window, freeing, r.most+1).Query(r.collect(&r.heads))
+		LIMIT $7`, inc, changed, start, c.p.Receivers, c.p.Window, freeing, r.most+1).Query(r.collect(&r.heads))
 	c.ahead = r
 }
 

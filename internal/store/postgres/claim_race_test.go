@@ -34,7 +34,7 @@ func TestClaimLeavesAQueueThatGotWorkDuringIt(t *testing.T) {
 		require.NoError(t, st.Check(context.Background()))
 		require.NoError(t, st.Close())
 	})
-	j, err := st.Join(ctx, store.JoinParams{ID: "N1", TTL: time.Hour})
+	j, err := st.Join(ctx, store.JoinParams{ID: "N1", TTL: time.Hour, Receivers: storetest.Receivers})
 	require.NoError(t, err)
 	node := j.Node
 	insert := func(m *domain.Message) {
@@ -43,7 +43,7 @@ func TestClaimLeavesAQueueThatGotWorkDuringIt(t *testing.T) {
 			return w.Insert(m, storetest.PayloadOf(m), storetest.Entry("received"))
 		}))
 	}
-	params := store.ClaimParams{Node: node, Limit: 10, Window: 32, Candidates: store.CandidatesSkip}
+	params := store.ClaimParams{Node: node, Limit: 10, Window: 32, Candidates: store.CandidatesSkip, Receivers: storetest.Receivers}
 	deliver := func(claimed []store.Claimed) {
 		t.Helper()
 		var outcomes []store.Outcome
@@ -118,7 +118,7 @@ func TestClaimNeverPassesALockedEOIOHead(t *testing.T) {
 		require.NoError(t, st.Check(context.Background()))
 		require.NoError(t, st.Close())
 	})
-	j, err := st.Join(ctx, store.JoinParams{ID: "N1", TTL: time.Hour})
+	j, err := st.Join(ctx, store.JoinParams{ID: "N1", TTL: time.Hour, Receivers: storetest.Receivers})
 	require.NoError(t, err)
 	parent := storetest.NewEOIOMessage("ORDERS")
 	head, next := storetest.NewOutboundMessage(parent, storetest.ReceiverWMS), storetest.NewOutboundMessage(parent, storetest.ReceiverWMS)
@@ -138,7 +138,7 @@ func TestClaimNeverPassesALockedEOIOHead(t *testing.T) {
 	require.NoError(t, err)
 	_, err = tx.Exec(ctx, `SELECT 1 FROM messages WHERE id = $1 FOR UPDATE`, head.ID)
 	require.NoError(t, err)
-	params := store.ClaimParams{Node: j.Node, Limit: 10, Window: 32, Candidates: store.CandidatesSkip}
+	params := store.ClaimParams{Node: j.Node, Limit: 10, Window: 32, Candidates: store.CandidatesSkip, Receivers: storetest.Receivers}
 	res, err := st.Claim(ctx, params)
 	require.NoError(t, err)
 	require.Empty(t, res.Claimed, "the head is another transaction's: its successor waits")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -33,9 +32,11 @@ import (
 // still the queue's, and the new holder claims only what is TBDL.
 //
 // Balancing counts work, not only queues: a heartbeat computes two fair
-// shares, ceil(queues with work / live nodes) and ceil(queues / live
-// nodes), where a queue has work while it has open messages (TBDL, DLNG,
-// WAIT, HOLD, NDLV, from the counters of its queues row). Below its share
+// shares, of the queues with work and of all queues — ceil(queues / live
+// nodes) when every node may hold every queue; placement.go weighs them by
+// the receivers each node has — where a queue has work while it has open
+// messages (TBDL, DLNG, WAIT, HOLD, NDLV, from the counters of its queues
+// row). A node holds only queues it may deliver (placement.go). Below its share
 // of queues with work, a node takes free ones with work and those of dead
 // nodes; below its share of all queues, free ones without work. Over its
 // share of queues with work, it hands the surplus over in two phases: it
@@ -136,9 +137,9 @@ func (s *Store) Join(ctx context.Context, p store.JoinParams) (*store.Joined, er
 	var gained bool
 	err := s.engine(ctx, func(t *txn) error {
 		n := store.Node{ID: p.ID}
-		err := t.tx.QueryRow(t.ctx, `INSERT INTO nodes (id, address, expires_at, heartbeat_every)
-			VALUES ($1, $2, now() + $3 * interval '1 microsecond', $4 * interval '1 microsecond') RETURNING incarnation`,
-			clean(p.ID), clean(p.Address), microseconds(ttl), microseconds(every)).Scan(&n.Incarnation)
+		err := t.tx.QueryRow(t.ctx, `INSERT INTO nodes (id, address, expires_at, heartbeat_every, receivers)
+			VALUES ($1, $2, now() + $3 * interval '1 microsecond', $4 * interval '1 microsecond', $5) RETURNING incarnation`,
+			clean(p.ID), clean(p.Address), microseconds(ttl), microseconds(every), store.ReceiverList(p.Receivers)).Scan(&n.Incarnation)
 		if err != nil {
 			return fmt.Errorf("join node %s: %w", p.ID, err)
 		}
@@ -258,141 +259,6 @@ func (t *txn) dead(lister store.Node) ([]store.Node, error) {
 		return nil, fmt.Errorf("dead nodes: %w", err)
 	}
 	return dead, nil
-}
-
-// busy is the condition on a row of queues (q) that the queue has work:
-// open messages (TBDL, DLNG, WAIT, HOLD, NDLV).
-const busy = `(q.n_tbdl + q.n_dlng + q.n_wait + q.n_hold + q.n_ndlv > 0)`
-
-// liveNodes counts the live nodes, at least 1.
-const liveNodes = `greatest(1, (SELECT count(*) FROM nodes n WHERE ` + alive + `))`
-
-// shareSQL computes, for incarnation $1, the fair shares of all queues and
-// of the queues with work, how many of each it holds, and how many of those
-// it holds it is handing over (releasing).
-const shareSQL = `SELECT ceil(count(*)::numeric / ` + liveNodes + `)::bigint,
-		ceil((count(*) FILTER (WHERE ` + busy + `))::numeric / ` + liveNodes + `)::bigint,
-		count(*) FILTER (WHERE l.incarnation = $1 AND l.expires_at > now()),
-		count(*) FILTER (WHERE l.incarnation = $1 AND l.expires_at > now() AND ` + busy + `),
-		count(*) FILTER (WHERE l.incarnation = $1 AND l.expires_at > now() AND l.releasing)
-	FROM leases l JOIN queues q ON q.name = l.queue`
-
-// takeSQL takes for incarnation $1 of node $2 up to $3 queues, with work
-// or without ($4), in name order, that are free or whose holder is over
-// (left, declared dead or recovered): not those of a holder whose heartbeat
-// is merely overdue, which may revive with its leases.
-// Taking a lease increments its epoch: the outcomes of the former holder
-// no longer apply.
-const takeSQL = `UPDATE leases l SET node = $2, incarnation = $1, epoch = l.epoch + 1, expires_at = 'infinity', releasing = false
-	WHERE l.queue IN (SELECT f.queue FROM leases f JOIN queues q ON q.name = f.queue
-		WHERE NOT (f.incarnation = $1 AND f.expires_at > now()) AND (f.expires_at <= now() OR
-			NOT EXISTS (SELECT 1 FROM nodes n WHERE n.incarnation = f.incarnation AND ` + unended + `))
-			AND ` + busy + ` = $4
-		ORDER BY f.queue LIMIT $3 FOR UPDATE OF f SKIP LOCKED)`
-
-// adoptLimit is how many free queues, with work or without ($3),
-// incarnation $1 may take in a claim: none while no lease is free or the
-// node is not alive; else up to its share of those queues (with work), or
-// of all queues (without).
-const adoptLimit = `(SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM leases WHERE expires_at <= now())
-		OR NOT EXISTS (SELECT 1 FROM nodes n WHERE n.incarnation = $1 AND ` + alive + `) THEN 0
-	ELSE greatest(0, (SELECT ceil((count(*) FILTER (WHERE NOT $3 OR ` + busy + `))::numeric / ` + liveNodes + `)
-			- count(*) FILTER (WHERE l.incarnation = $1 AND l.expires_at > now() AND (NOT $3 OR ` + busy + `))
-		FROM leases l JOIN queues q ON q.name = l.queue))::bigint END)`
-
-// queueAdopt queues on b, for a claim of incarnation inc of node id, the
-// taking of free queues up to the node's shares — those with work first —
-// so that a new queue (or one given up) waits for no heartbeat.
-func queueAdopt(b *pgx.Batch, inc int64, id string) {
-	b.Queue(`UPDATE leases l SET node = $2, incarnation = $1, epoch = l.epoch + 1, expires_at = 'infinity', releasing = false
-		WHERE l.queue IN (SELECT f.queue FROM leases f JOIN queues q ON q.name = f.queue
-			WHERE f.expires_at <= now() AND `+busy+` = $3
-			ORDER BY f.queue LIMIT `+adoptLimit+` FOR UPDATE OF f SKIP LOCKED)`, inc, id, true)
-	b.Queue(`UPDATE leases l SET node = $2, incarnation = $1, epoch = l.epoch + 1, expires_at = 'infinity', releasing = false
-		WHERE l.queue IN (SELECT f.queue FROM leases f JOIN queues q ON q.name = f.queue
-			WHERE f.expires_at <= now() AND NOT `+busy+`
-			ORDER BY f.queue LIMIT `+strings.ReplaceAll(adoptLimit, "$3", "false")+` FOR UPDATE OF f SKIP LOCKED)`, inc, id)
-}
-
-// balance brings the leases node n holds to its fair shares, of the queues
-// with work and of all queues, and returns how many it took:
-//
-//   - below its share of the queues with work, it takes free ones with work
-//     (and those of dead nodes); below its share of all queues, free ones
-//     without work;
-//   - over its share of the queues with work, it marks its surplus
-//     releasing: its claims take nothing new from them, and once it has
-//     nothing of such a queue DLNG, it frees it, at this heartbeat or a
-//     later one, for a node below its share to take;
-//   - over its share of all queues, it frees queues without work in which
-//     it has nothing DLNG.
-func (t *txn) balance(n store.Node) (int, error) {
-	inc := int64(n.Incarnation)
-	var share, busyShare, held, heldBusy, releasing int64
-	if err := t.tx.QueryRow(t.ctx, shareSQL, inc).Scan(&share, &busyShare, &held, &heldBusy, &releasing); err != nil {
-		return 0, fmt.Errorf("balance queues: %w", err)
-	}
-	took := int64(0)
-	for _, take := range []struct {
-		busy  bool
-		limit int64
-	}{{true, busyShare - heldBusy}, {false, share - held}} {
-		if take.limit <= 0 {
-			continue
-		}
-		tag, err := t.tx.Exec(t.ctx, takeSQL, inc, clean(n.ID), take.limit, take.busy)
-		if err != nil {
-			return 0, fmt.Errorf("take queues: %w", err)
-		}
-		took += tag.RowsAffected()
-		held += tag.RowsAffected()
-		if take.busy {
-			heldBusy += tag.RowsAffected()
-		}
-	}
-	surplus := heldBusy - busyShare - releasing
-	if surplus <= 0 && releasing == 0 && held <= share {
-		return int(took), nil
-	}
-	// First the locks, which wait for no claim (SKIP LOCKED): a claim under
-	// way keeps its lease. Then, in statements that see what the claims
-	// before committed, the leases are marked or freed.
-	rows, err := t.tx.Query(t.ctx, `SELECT queue FROM leases WHERE incarnation = $1 AND expires_at > now()
-		ORDER BY queue FOR UPDATE SKIP LOCKED`, inc)
-	if err != nil {
-		return 0, fmt.Errorf("give up queues: %w", err)
-	}
-	locked, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return 0, fmt.Errorf("give up queues: %w", err)
-	}
-	if surplus > 0 {
-		if _, err := t.tx.Exec(t.ctx, `UPDATE leases SET releasing = true WHERE queue IN (
-				SELECT l.queue FROM leases l JOIN queues q ON q.name = l.queue
-				WHERE l.queue = ANY($1) AND NOT l.releasing AND `+busy+`
-				ORDER BY l.queue DESC LIMIT $2)`, locked, surplus); err != nil {
-			return 0, fmt.Errorf("hand queues over: %w", err)
-		}
-	}
-	const nothingDLNG = `NOT EXISTS (SELECT 1 FROM messages m WHERE m.status = 'DLNG' AND m.incarnation = $1 AND m.queue = l.queue)`
-	tag, err := t.tx.Exec(t.ctx, `UPDATE leases SET expires_at = '-infinity', releasing = false WHERE queue IN (
-			SELECT l.queue FROM leases l WHERE l.queue = ANY($2) AND l.releasing AND `+nothingDLNG+`)`, inc, locked)
-	if err != nil {
-		return 0, fmt.Errorf("hand queues over: %w", err)
-	}
-	freed := tag.RowsAffected()
-	if held-freed > share {
-		tag, err := t.tx.Exec(t.ctx, `UPDATE leases SET expires_at = '-infinity' WHERE queue IN (
-				SELECT l.queue FROM leases l JOIN queues q ON q.name = l.queue
-				WHERE l.queue = ANY($2) AND NOT l.releasing AND NOT `+busy+` AND `+nothingDLNG+`
-				ORDER BY l.queue DESC LIMIT $3)`, inc, locked, held-freed-share)
-		if err != nil {
-			return 0, fmt.Errorf("give up queues: %w", err)
-		}
-		freed += tag.RowsAffected()
-	}
-	t.wake = t.wake || freed > 0
-	return int(took), nil
 }
 
 // Heartbeat renews the node's liveness (and with it its leases) — reviving

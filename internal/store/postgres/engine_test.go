@@ -48,7 +48,7 @@ func TestBatchesCostFixedRoundTrips(t *testing.T) {
 	cost := func(t *testing.T, n int) (claim, record, recordClaim uint64) {
 		st := pgtest.Open(t)
 		ctx := t.Context()
-		j, err := st.Join(ctx, store.JoinParams{ID: "N1", TTL: time.Hour})
+		j, err := st.Join(ctx, store.JoinParams{ID: "N1", TTL: time.Hour, Receivers: storetest.Receivers})
 		require.NoError(t, err)
 		msgs := make([]*domain.Message, 0, 2*n)
 		for i := range 2 * n {
@@ -63,7 +63,7 @@ func TestBatchesCostFixedRoundTrips(t *testing.T) {
 			}
 			return nil
 		}))
-		p := store.ClaimParams{Node: j.Node, Limit: n, Window: 32, Candidates: store.CandidatesSkip}
+		p := store.ClaimParams{Node: j.Node, Limit: n, Window: 32, Candidates: store.CandidatesSkip, Receivers: storetest.Receivers}
 		before, commits := st.RoundTrips(), st.Commits()
 		res, err := st.Claim(ctx, p)
 		require.NoError(t, err)

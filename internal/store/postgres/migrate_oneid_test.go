@@ -89,7 +89,7 @@ func TestMigrationKeepsAStoreOfTheVersionBeforeOneID(t *testing.T) {
 	defer st.Close()
 	require.NoError(t, st.Check(ctx), "the migrated store is consistent")
 
-	j, err := st.Join(ctx, store.JoinParams{ID: "N1", TTL: time.Hour})
+	j, err := st.Join(ctx, store.JoinParams{ID: "N1", TTL: time.Hour, Receivers: storetest.Receivers})
 	require.NoError(t, err)
 	sent := storetest.NewMessage()
 	sent.Key = "after-the-upgrade"
@@ -97,7 +97,7 @@ func TestMigrationKeepsAStoreOfTheVersionBeforeOneID(t *testing.T) {
 		return w.Insert(sent, storetest.PayloadOf(sent), storetest.Entry("received"))
 	}))
 	router := &placement.Router{Placer: placement.Placer{Role: domain.RoleCentral, Rand: func(int) int { return 0 }}}
-	res, err := st.Claim(ctx, store.ClaimParams{Node: j.Node, Limit: 10, Window: 32, Router: router, RouteLimit: 10})
+	res, err := st.Claim(ctx, store.ClaimParams{Node: j.Node, Limit: 10, Window: 32, Router: router, RouteLimit: 10, Receivers: storetest.Receivers})
 	require.NoError(t, err)
 	var claimed []string
 	var outcomes []store.Outcome

@@ -23,7 +23,8 @@ const nodesQuery = `SELECT n.incarnation, n.id, n.address, n.started_at, n.heart
 	n.stopped_at IS NULL AND n.recovered_at IS NULL AND n.fenced_at IS NULL AND n.expires_at > now(),
 	(SELECT count(*) FROM leases l WHERE l.incarnation = n.incarnation AND l.expires_at > now()),
 	CASE WHEN n.stopped_at IS NOT NULL THEN 'stopped' WHEN n.recovered_at IS NOT NULL THEN 'recovered'
-		WHEN n.fenced_at IS NULL AND n.expires_at > now() THEN 'alive' ELSE 'dead' END
+		WHEN n.fenced_at IS NULL AND n.expires_at > now() THEN 'alive' ELSE 'dead' END,
+	n.receivers
 FROM nodes n
 WHERE (n.stopped_at IS NULL AND n.recovered_at IS NULL)
 	OR n.heartbeat_at > now() - $1 * interval '1 microsecond'
@@ -42,7 +43,8 @@ func (s *Store) Nodes(ctx context.Context, p store.NodesParams) ([]store.NodeInf
 			var n store.NodeInfo
 			var incarnation, queues int64
 			var inFlight int32
-			err := row.Scan(&incarnation, &n.ID, &n.Address, &n.StartedAt, &n.HeartbeatAt, &inFlight, &n.Alive, &queues, &n.State)
+			err := row.Scan(&incarnation, &n.ID, &n.Address, &n.StartedAt, &n.HeartbeatAt, &inFlight, &n.Alive, &queues, &n.State,
+				&n.Receivers)
 			n.Incarnation, n.Queues, n.InFlight = uint64(incarnation), int(queues), int(inFlight)
 			n.StartedAt, n.HeartbeatAt = n.StartedAt.UTC(), n.HeartbeatAt.UTC()
 			return n, err

@@ -2,9 +2,10 @@ package postgres
 
 // What a queue may start now — store.QueueRecord's Room and Starts — said in
 // SQL over a row of queues (q), for the claims' statements, which choose in
-// one statement what the embedded store chooses in Go. storetest holds a
-// case for each branch (stopped, blocked, waiting, the EO window, EOIO's
-// one, due retries), so that the two cannot drift apart.
+// one statement what the embedded store chooses in Go — and the claim's
+// part of it, store.ClaimParams.Delivers. storetest holds a case for each
+// branch (stopped, blocked, waiting, the EO window, EOIO's one, due
+// retries, receivers not configured), so that the two cannot drift apart.
 
 // roomSQL is QueueRecord.Room(window) plus free, messages the claim's own
 // transaction frees: none while the queue is stopped or blocked, one for
@@ -18,6 +19,14 @@ func roomSQL(window, free string) string {
 // the first time — not while it is stopped or blocked, nor while a message
 // of it WAITs for its retry.
 const startsSQL = `(NOT q.stopped AND q.n_ndlv <= q.passed_over AND q.n_wait = 0)`
+
+// deliversSQL is store.ClaimParams.Delivers over a row of queues (q), the
+// claim's receivers in the text[] parameter receivers: every inbound
+// queue, and the outbound queues of the node's receivers — none when the
+// node has none (an empty array, or NULL).
+func deliversSQL(receivers string) string {
+	return `(q.stage = 'inbound' OR q.receiver = ANY(` + receivers + `::text[]))`
+}
 
 // headsSQL selects, for the queue of a row of queues (q), its first TBDL
 // messages in seq order, up to limit, and locks them — leaving out those

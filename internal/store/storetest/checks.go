@@ -43,7 +43,7 @@ func engineRig(open Opener) func(t *testing.T) *CheckRig {
 		return &CheckRig{
 			Store: st, Checks: eng,
 			Join: func(t *testing.T, id string) store.Node {
-				j, err := eng.Join(t.Context(), store.JoinParams{ID: id, TTL: time.Hour, Heartbeat: testHeartbeat})
+				j, err := eng.Join(t.Context(), store.JoinParams{ID: id, TTL: time.Hour, Heartbeat: testHeartbeat, Receivers: Receivers})
 				require.NoError(t, err)
 				return j.Node
 			},

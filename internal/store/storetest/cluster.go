@@ -30,6 +30,7 @@ func RunCluster(t *testing.T, open ClusterOpener) {
 		{"Recovery", testClusterRecovery},
 		{"Wakeups", testWakeups},
 		{"Outage", testClusterOutage},
+		{"Receivers", testClusterReceivers},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
@@ -65,7 +66,7 @@ const testHeartbeat = 10 * time.Millisecond
 
 func (c *clusterBundle) join(t *testing.T, eng store.EngineStore, id string) store.Node {
 	t.Helper()
-	j, err := eng.Join(c.ctx, store.JoinParams{ID: id, TTL: liveTTL, Heartbeat: testHeartbeat})
+	j, err := eng.Join(c.ctx, store.JoinParams{ID: id, TTL: liveTTL, Heartbeat: testHeartbeat, Receivers: Receivers})
 	require.NoError(t, err)
 	return j.Node
 }
@@ -79,7 +80,7 @@ func (c *clusterBundle) heartbeat(t *testing.T, eng store.EngineStore, n store.N
 
 func (c *clusterBundle) claim(t *testing.T, eng store.EngineStore, n store.Node, mode store.CandidateMode) *store.ClaimResult {
 	t.Helper()
-	res, err := eng.Claim(c.ctx, store.ClaimParams{Node: n, Limit: 100, Window: 32, Candidates: mode})
+	res, err := eng.Claim(c.ctx, store.ClaimParams{Node: n, Limit: 100, Window: 32, Candidates: mode, Receivers: Receivers})
 	require.NoError(t, err)
 	return res
 }
@@ -161,7 +162,7 @@ func testBalance(t *testing.T, open ClusterOpener) {
 		c.heartbeat(t, c.b, nb)
 		// A has a message in flight when C joins: that queue stays
 		// A's until the outcome is recorded.
-		inFlight, err := c.a.Claim(c.ctx, store.ClaimParams{Node: na, Limit: 1, Window: 32})
+		inFlight, err := c.a.Claim(c.ctx, store.ClaimParams{Node: na, Limit: 1, Window: 32, Receivers: Receivers})
 		require.NoError(t, err)
 		require.Len(t, inFlight.Claimed, 1)
 		nc := c.join(t, c.b, "C")
@@ -232,7 +233,7 @@ func testClusterFencing(t *testing.T, open ClusterOpener) {
 		require.Equal(t, 1, hb.Queues, "and takes its queue over")
 		_, err = c.a.Heartbeat(c.ctx, store.HeartbeatParams{Node: na, TTL: liveTTL})
 		require.ErrorIs(t, err, store.ErrFenced, "a dead node's heartbeat tells it its incarnation is over")
-		_, err = c.a.Claim(c.ctx, store.ClaimParams{Node: na, Limit: 1, Window: 1})
+		_, err = c.a.Claim(c.ctx, store.ClaimParams{Node: na, Limit: 1, Window: 1, Receivers: Receivers})
 		require.ErrorIs(t, err, store.ErrFenced)
 		_, err = c.a.Record(c.ctx, store.RecordParams{Node: na, Outcomes: []store.Outcome{delivered(res.Claimed[0])}})
 		require.ErrorIs(t, err, store.ErrFenced)
@@ -286,7 +287,7 @@ func testClusterRecovery(t *testing.T, open ClusterOpener) {
 		old := c.join(t, c.a, "A")
 		c.spread(t, 2)
 		require.Len(t, c.claim(t, c.a, old, store.CandidatesAsAny).Claimed, 2)
-		j, err := c.b.Join(c.ctx, store.JoinParams{ID: "A", TTL: liveTTL, Heartbeat: testHeartbeat})
+		j, err := c.b.Join(c.ctx, store.JoinParams{ID: "A", TTL: liveTTL, Heartbeat: testHeartbeat, Receivers: Receivers})
 		require.NoError(t, err)
 		require.Equal(t, []store.Node{old}, j.Dead)
 		rec, err := c.b.Recover(c.ctx, store.RecoverParams{Node: j.Node, Dead: old, Blacklisting: true, Crashes: 2})
@@ -349,7 +350,7 @@ func testClusterOutage(t *testing.T, open ClusterOpener) {
 		// Nodes that heartbeat every second: an outage catches their last
 		// heartbeats within a second or two of each other.
 		join := func(eng store.EngineStore, id string) store.Node {
-			j, err := eng.Join(c.ctx, store.JoinParams{ID: id, TTL: liveTTL, Heartbeat: time.Second})
+			j, err := eng.Join(c.ctx, store.JoinParams{ID: id, TTL: liveTTL, Heartbeat: time.Second, Receivers: Receivers})
 			require.NoError(t, err)
 			return j.Node
 		}
@@ -396,7 +397,7 @@ func testClusterOutage(t *testing.T, open ClusterOpener) {
 
 		// A's process lives: it joins again, and recovers its old
 		// incarnation before B does.
-		j, err := c.a.Join(c.ctx, store.JoinParams{ID: "A", TTL: liveTTL, Heartbeat: testHeartbeat})
+		j, err := c.a.Join(c.ctx, store.JoinParams{ID: "A", TTL: liveTTL, Heartbeat: testHeartbeat, Receivers: Receivers})
 		require.NoError(t, err)
 		require.Contains(t, j.Dead, old)
 		rec, err := c.a.Recover(c.ctx, store.RecoverParams{Node: j.Node, Dead: old, Blacklisting: true, Crashes: 1,
@@ -411,7 +412,7 @@ func testClusterOutage(t *testing.T, open ClusterOpener) {
 		t.Parallel()
 		c := setupCluster(t, open)
 		const every = 20 * time.Millisecond
-		first, err := c.a.Join(c.ctx, store.JoinParams{ID: "A", Address: "10.0.0.1:7870", TTL: liveTTL, Heartbeat: every})
+		first, err := c.a.Join(c.ctx, store.JoinParams{ID: "A", Address: "10.0.0.1:7870", TTL: liveTTL, Heartbeat: every, Receivers: Receivers})
 		require.NoError(t, err)
 		// The first process heartbeats, as its engine does.
 		stop := make(chan struct{})
@@ -431,7 +432,7 @@ func testClusterOutage(t *testing.T, open ClusterOpener) {
 				}
 			}
 		}()
-		_, err = c.b.Join(c.ctx, store.JoinParams{ID: "A", Address: "10.0.0.2:7870", TTL: liveTTL, Heartbeat: every})
+		_, err = c.b.Join(c.ctx, store.JoinParams{ID: "A", Address: "10.0.0.2:7870", TTL: liveTTL, Heartbeat: every, Receivers: Receivers})
 		close(stop)
 		<-beating
 		require.ErrorIs(t, err, domain.ErrInvalid)
@@ -439,7 +440,7 @@ func testClusterOutage(t *testing.T, open ClusterOpener) {
 		require.Empty(t, c.heartbeat(t, c.a, first.Node).Dead, "the live process goes on, untouched")
 
 		// Once it heartbeats no more (it was killed), a restart takes its place.
-		second, err := c.b.Join(c.ctx, store.JoinParams{ID: "A", Address: "10.0.0.2:7870", TTL: liveTTL, Heartbeat: every})
+		second, err := c.b.Join(c.ctx, store.JoinParams{ID: "A", Address: "10.0.0.2:7870", TTL: liveTTL, Heartbeat: every, Receivers: Receivers})
 		require.NoError(t, err)
 		require.Equal(t, []store.Node{first.Node}, second.Dead)
 		_, err = c.a.Heartbeat(c.ctx, store.HeartbeatParams{Node: first.Node, TTL: liveTTL})

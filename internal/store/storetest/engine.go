@@ -27,6 +27,7 @@ func RunEngine(t *testing.T, open Opener) {
 		{"Checks", func(t *testing.T, open Opener) { testChecks(t, engineRig(open)) }},
 		{"Switch", testSwitch},
 		{"Liveness", testLiveness},
+		{"Receivers", testReceivers},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
@@ -56,7 +57,7 @@ func setupEngine(t *testing.T, open Opener) *engineBundle {
 // join starts a new incarnation of node id.
 func (e *engineBundle) join(t *testing.T, id string) store.Node {
 	t.Helper()
-	j, err := e.eng.Join(e.ctx, store.JoinParams{ID: id, TTL: time.Hour, Heartbeat: testHeartbeat})
+	j, err := e.eng.Join(e.ctx, store.JoinParams{ID: id, TTL: time.Hour, Heartbeat: testHeartbeat, Receivers: Receivers})
 	require.NoError(t, err)
 	require.Equal(t, id, j.Node.ID)
 	return j.Node
@@ -93,9 +94,13 @@ func (e *engineBundle) record(t *testing.T, claim *store.ClaimParams, outcomes .
 // messages in slot 0 of their queue.
 var router = &placement.Router{Placer: placement.Placer{Role: domain.RoleCentral, Rand: func(int) int { return 0 }}}
 
-// withDefaults gives a claim the fixtures' window and router, and a route
-// limit of the claim's limit, where the test left them unset.
+// withDefaults gives a claim the fixtures' window, router and receivers,
+// and a route limit of the claim's limit, where the test left them unset
+// (nil receivers; an empty list stays: no receiver configured).
 func withDefaults(p *store.ClaimParams) {
+	if p.Receivers == nil {
+		p.Receivers = Receivers
+	}
 	if p.Window == 0 {
 		p.Window = 32
 	}
@@ -668,7 +673,7 @@ func testFencing(t *testing.T, open Opener) {
 		require.NotEqual(t, old.Incarnation, e.node.Incarnation, "a restarted node is a new incarnation")
 		_, err := e.eng.Record(e.ctx, store.RecordParams{Node: old, Outcomes: []store.Outcome{delivered(res.Claimed[0])}})
 		require.ErrorIs(t, err, store.ErrFenced)
-		_, err = e.eng.Claim(e.ctx, store.ClaimParams{Node: old, Limit: 1, Window: 1})
+		_, err = e.eng.Claim(e.ctx, store.ClaimParams{Node: old, Limit: 1, Window: 1, Receivers: Receivers})
 		require.ErrorIs(t, err, store.ErrFenced)
 		_, err = e.eng.Heartbeat(e.ctx, store.HeartbeatParams{Node: old, TTL: time.Minute})
 		require.ErrorIs(t, err, store.ErrFenced)
@@ -690,7 +695,7 @@ func testRecover(t *testing.T, open Opener) {
 		// The node restarts: in a cluster an earlier incarnation of the
 		// same id is dead, whatever its last heartbeat.
 		dead := e.node
-		j, err := e.eng.Join(e.ctx, store.JoinParams{ID: "N1", TTL: time.Hour, Heartbeat: testHeartbeat})
+		j, err := e.eng.Join(e.ctx, store.JoinParams{ID: "N1", TTL: time.Hour, Heartbeat: testHeartbeat, Receivers: Receivers})
 		require.NoError(t, err)
 		require.Equal(t, []store.Node{dead}, j.Dead, "the join names the incarnation that left messages DLNG")
 		e.node = j.Node

@@ -14,6 +14,11 @@ const (
 	ReceiverARCHIVE = "ARCHIVE"
 )
 
+// Receivers are the receivers the suite's nodes have configured: every
+// receiver the fixtures send to. A claim or a join of the suite that names
+// none gets them (a case about receivers not configured names its own).
+var Receivers = []string{ReceiverARCHIVE, "CRM", ReceiverWMS}
+
 // Now returns the current time in UTC, to the microsecond: the precision
 // every store keeps, so times compare equal after a round trip.
 func Now() time.Time {

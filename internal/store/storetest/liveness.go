@@ -89,7 +89,7 @@ func testLiveness(t *testing.T, open Opener) {
 		require.Equal(t, domain.StatusTBDL, h[len(h)-1].To)
 		require.Contains(t, h[len(h)-1].Reason, "handed back")
 
-		j, err := e.eng.Join(e.ctx, store.JoinParams{ID: "N2", TTL: time.Hour, Heartbeat: testHeartbeat})
+		j, err := e.eng.Join(e.ctx, store.JoinParams{ID: "N2", TTL: time.Hour, Heartbeat: testHeartbeat, Receivers: Receivers})
 		require.NoError(t, err)
 		require.Empty(t, j.Dead, "a node that left is not dead: there is nothing to recover")
 		e.node = j.Node
