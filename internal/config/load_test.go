@@ -100,8 +100,8 @@ func TestLoadDefaults(t *testing.T) {
 		Timeout: 0,
 		Engine: config.Engine{
 			Role:         "central",
-			Workers:      16,
-			EOWindow:     32,
+			Workers:      32,
+			EOWindow:     64,
 			PollInterval: time.Second,
 			MaxPayload:   10 << 20,
 			Retry: config.Retry{
