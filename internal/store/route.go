@@ -57,6 +57,9 @@ type RouteWrites struct {
 	// Reject makes the message NDLV: no receiver was found (err says why).
 	// h carries the time, node and actor of the entries to write.
 	Reject func(err error, h domain.HistoryEntry) (*domain.Message, error)
+	// Divert moves an NDLV message on to its error queue, if one is
+	// configured (Divert of this package).
+	Divert func(m *domain.Message, h domain.HistoryEntry) (*domain.Message, error)
 	// Forward moves the message on to its one receiver's queue, with h as
 	// the history entry.
 	Forward func(tg placement.Target, h domain.HistoryEntry) (*domain.Message, error)
@@ -68,20 +71,29 @@ type RouteWrites struct {
 }
 
 // Route does receiver determination for TBDL inbound message in (§3) in the
-// transaction r reads: one receiver moves it on under its id, several split
+// transaction of tx: one receiver moves it on under its id, several split
 // it into children (each TBDL, or HOLD behind a blocked EOIO head), none
 // makes it NDLV. base is the time, node and actor of the history entries.
-func Route(r Reader, in *domain.Message, router *placement.Router, base domain.HistoryEntry, w RouteWrites) (*RouteResult, error) {
+func Route(tx Writer, in *domain.Message, router *placement.Router, base domain.HistoryEntry, w RouteWrites) (*RouteResult, error) {
 	entry := func(reason string) domain.HistoryEntry {
 		h := base
 		h.Reason = reason
 		return h
 	}
-	targets, reason, rerr := router.Route(Placement(r), in)
+	targets, reason, rerr := router.Route(Placement(tx), in)
 	switch {
 	case rerr != nil:
 		after, err := w.Reject(rerr, entry(""))
 		if err != nil {
+			return nil, err
+		}
+		// An NDLV inbound EOIO message holds up its queue: what arrives
+		// behind it waits HOLD.
+		queue := after.Queue
+		if after, err = w.Divert(after, entry("")); err != nil {
+			return nil, err
+		}
+		if err := RestoreHold(tx, queue, entry("held behind "+after.ID+" (NDLV)")); err != nil {
 			return nil, err
 		}
 		return &RouteResult{Message: after}, nil
@@ -94,7 +106,7 @@ func Route(r Reader, in *domain.Message, router *placement.Router, base domain.H
 	}
 	res := &RouteResult{}
 	for _, tg := range targets {
-		status, err := ArrivalStatus(r, tg.Queue, in.QoS)
+		status, err := ArrivalStatus(tx, tg.Queue, in.QoS)
 		if err != nil {
 			return nil, err
 		}

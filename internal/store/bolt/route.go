@@ -37,20 +37,12 @@ func (t *txn) route(key uuid.UUID, in storedMessage, router *placement.Router, b
 		Reject: func(rerr error, h domain.HistoryEntry) (*domain.Message, error) {
 			dlng, ndlv := h, h
 			dlng.Reason, ndlv.Reason = "receiver determination", "permanent error: "+rerr.Error()
-			after, err := t.move(key, in, func(m *domain.Message) {
+			return t.move(key, in, func(m *domain.Message) {
 				m.Attempts++
 				m.Error, m.ErrorClass = rerr.Error(), domain.ErrorPermanent
 			}, step{domain.StatusDLNG, dlng}, step{domain.StatusNDLV, ndlv})
-			if err != nil {
-				return nil, err
-			}
-			queue := after.Queue
-			if after, err = t.divert(after, h); err != nil {
-				return nil, err
-			}
-			h.Reason = "held behind " + after.ID + " (NDLV)"
-			return after, store.RestoreHold(t, queue, h)
 		},
+		Divert: t.divert,
 		Forward: func(tg placement.Target, h domain.HistoryEntry) (*domain.Message, error) {
 			return t.forward(key, in, tg, h)
 		},

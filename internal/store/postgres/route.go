@@ -52,19 +52,11 @@ func (t *txn) route(in *storedMessage, router *placement.Router, base domain.His
 			}
 			ndlv := h
 			ndlv.Reason = "permanent error: " + rerr.Error()
-			after, err := t.change(mid, domain.StatusNDLV, func(m *domain.Message) {
+			return t.change(mid, domain.StatusNDLV, func(m *domain.Message) {
 				m.Error, m.ErrorClass = rerr.Error(), domain.ErrorPermanent
 			}, ndlv)
-			if err != nil {
-				return nil, err
-			}
-			queue := after.Queue
-			if after, err = t.divert(after, h); err != nil {
-				return nil, err
-			}
-			h.Reason = "held behind " + after.ID + " (NDLV)"
-			return after, store.RestoreHold(t, queue, h)
 		},
+		Divert: t.divert,
 		Forward: func(tg placement.Target, h domain.HistoryEntry) (*domain.Message, error) {
 			return t.forward(in, tg, h)
 		},
