@@ -275,3 +275,26 @@ type AuditFilter struct {
 	AfterSeq uint64
 	Limit    int
 }
+
+// QueueLocker is a Writer that locks the rows of queues ahead (the
+// PostgreSQL store), so that a transaction which changes several queues
+// takes their locks in one order — name order, in one statement (§14) —
+// and never waits for another in turn: a send batch over many app queues,
+// an operator's bulk action. A store that commits one writer at a time has
+// no order to keep and is no QueueLocker.
+type QueueLocker interface {
+	// LockQueues locks, in name order, the queues named and the queues
+	// of the messages ids, those that exist, as the transaction's later
+	// reads and changes of them would.
+	LockQueues(names, ids []string) error
+}
+
+// LockQueues locks the queues names and those of the messages ids ahead,
+// in name order, where w is a QueueLocker; elsewhere it does nothing.
+func LockQueues(w Writer, names, ids []string) error {
+	l, ok := w.(QueueLocker)
+	if !ok || len(names)+len(ids) == 0 {
+		return nil
+	}
+	return l.LockQueues(names, ids)
+}
