@@ -26,7 +26,9 @@ func (b *seqBlock) next(t *txn) (uint64, error) {
 	defer b.mu.Unlock()
 	if b.from == b.end {
 		var start int64
-		if err := t.tx.QueryRow(t.ctx, `SELECT nextval('messages_eo_seq')`).Scan(&start); err != nil {
+		// The sequence reads nothing the transaction holds back: the
+		// writes wait for its next statement that does.
+		if err := t.direct().QueryRow(t.ctx, `SELECT nextval('messages_eo_seq')`).Scan(&start); err != nil {
 			return 0, fmt.Errorf("reserve EO sequence numbers: %w", err)
 		}
 		b.from, b.end = uint64(start), uint64(start)+eoSeqBlock
