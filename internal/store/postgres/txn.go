@@ -58,8 +58,10 @@ type txn struct {
 	clock     time.Time
 	nowQueued *pgx.Batch
 	// params holds the tuning values this transaction read or wrote:
-	// placement reads them for every message it sends.
-	params map[[2]string]param
+	// placement reads them for every message it sends; paramsRead says
+	// it read them all.
+	params     map[[2]string]param
+	paramsRead bool
 	// eoio is the EOIO switch state, once read.
 	eoio *domain.EOIOSwitch
 	// wake says the transaction made messages ready for delivery (or a
