@@ -298,3 +298,21 @@ func LockQueues(w Writer, names, ids []string) error {
 	}
 	return l.LockQueues(names, ids)
 }
+
+// SwitchLocker is a Writer that orders the EOIO switch procedure (§10)
+// against the writers that place EOIO messages with a lock of its own (the
+// PostgreSQL store): a switch takes it first, exclusively, before it reads
+// the state it changes, so that two switches never both hold it shared
+// and wait for each other to give it up.
+type SwitchLocker interface {
+	LockSwitch() error
+}
+
+// LockSwitch takes the switch's lock exclusively where w is a
+// SwitchLocker; elsewhere it does nothing.
+func LockSwitch(w Writer) error {
+	if l, ok := w.(SwitchLocker); ok {
+		return l.LockSwitch()
+	}
+	return nil
+}

@@ -144,6 +144,15 @@ func testContention(t *testing.T, open Opener) {
 		requireConsistent(t, e.testBundle)
 	})
 
+	t.Run("TwoSwitchesAtOnceTakeTurns", func(t *testing.T) {
+		t.Parallel()
+		e := setupEngine(t, open)
+		for range 5 {
+			require.Zero(t, e.switchConcurrently(t, true), "deadlocks broken by the database")
+		}
+		require.Equal(t, domain.PrefixXBQ, e.eoio(t).Current.Prefix, "ten switches, each after the one before")
+	})
+
 	t.Run("SendsOverManyAppQueuesAndRecordsDoNotDeadlock", func(t *testing.T) {
 		t.Parallel()
 		e := setupEngine(t, open)
@@ -210,6 +219,40 @@ func testContention(t *testing.T, open Opener) {
 		require.Equal(t, before, e.deadlocks(), "deadlocks broken by the database")
 		requireConsistent(t, e.testBundle)
 	})
+}
+
+// switchConcurrently runs two switches at once, each as the switch
+// procedure's transaction does, and returns the deadlocks the store broke
+// meanwhile.
+func (b *testBundle) switchConcurrently(t *testing.T, lock bool) uint64 {
+	t.Helper()
+	before := b.deadlocks()
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for range 2 {
+		wg.Go(func() {
+			<-start
+			err := b.store.Update(b.ctx, func(w store.Writer) error {
+				if lock {
+					if err := store.LockSwitch(w); err != nil {
+						return err
+					}
+				}
+				sw, err := w.EOIO()
+				if err != nil {
+					return err
+				}
+				return w.SetEOIO(domain.EOIOSwitch{Current: domain.EOIOSet{Prefix: sw.Current.Prefix.Other(), Queues: 4},
+					Old: sw.Current, At: Now(), By: "test"})
+			})
+			if err != nil {
+				t.Errorf("switch: %v", err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	return b.deadlocks() - before
 }
 
 // deliveredAll is the delivered outcome of every message a claim took.
