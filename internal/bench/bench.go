@@ -65,8 +65,11 @@ type Result struct {
 	LatencyP50        float64 `json:"latency_p50_ms"`
 	LatencyP99        float64 `json:"latency_p99_ms"`
 	CommitsPerMessage float64 `json:"commits_per_message"`
-	// RoundTripsPerMessage counts the network round trips to a store on a
-	// server (PostgreSQL); an embedded store has none.
+	// StatementsPerMessage and RoundTripsPerMessage count the statements
+	// sent to a store on a server (PostgreSQL), and the network round trips
+	// they took (statements pipelined together take one); an embedded store
+	// has neither.
+	StatementsPerMessage *float64 `json:"statements_per_message,omitempty"`
 	RoundTripsPerMessage *float64 `json:"round_trips_per_message,omitempty"`
 	CPUPerMessage        float64  `json:"cpu_us_per_message"`
 	StoreBytes           float64  `json:"store_bytes_per_message"`
@@ -83,8 +86,10 @@ type Sizer interface {
 	Size(ctx context.Context) (int64, error)
 }
 
-// RoundTripper is a store on a server that counts its network round trips.
+// RoundTripper is a store on a server that counts the statements it sends
+// and its network round trips.
 type RoundTripper interface {
+	Statements() uint64
 	RoundTrips() uint64
 }
 
@@ -218,10 +223,15 @@ func measure(ctx context.Context, opts Options, r *recorder) (*Result, error) {
 	elapsed := r.last.Sub(start)
 	cpu := cpuTime() - cpu0
 	commits := opts.Store.Commits() - commits0
-	var tripsPerMessage *float64
+	var statementsPerMessage, tripsPerMessage *float64
 	if trips != nil {
-		v := float64(*roundTrips(opts.Store)-*trips) / float64(opts.Messages)
-		tripsPerMessage = &v
+		now := roundTrips(opts.Store)
+		per := func(n uint64) *float64 {
+			v := float64(n) / float64(opts.Messages)
+			return &v
+		}
+		statementsPerMessage = per(now.statements - trips.statements)
+		tripsPerMessage = per(now.roundTrips - trips.roundTrips)
 	}
 	size1, err := storeSize(ctx, opts.Store)
 	if err != nil {
@@ -237,6 +247,7 @@ func measure(ctx context.Context, opts Options, r *recorder) (*Result, error) {
 		LatencyP50:           p50,
 		LatencyP99:           p99,
 		CommitsPerMessage:    float64(commits) / n,
+		StatementsPerMessage: statementsPerMessage,
 		RoundTripsPerMessage: tripsPerMessage,
 		CPUPerMessage:        float64(cpu.Microseconds()) / n,
 		StoreBytes:           float64(size1-size0) / n,
@@ -286,14 +297,16 @@ func benchReceiver(kind string) (config.Receiver, func(), error) {
 	return config.Receiver{}, nil, domain.Invalidf("--receiver %q must be discard or http", kind)
 }
 
-// roundTrips reads a RoundTripper's count; nil for other stores.
-func roundTrips(st store.Store) *uint64 {
+// traffic is what a RoundTripper counted.
+type traffic struct{ statements, roundTrips uint64 }
+
+// roundTrips reads a RoundTripper's counts; nil for other stores.
+func roundTrips(st store.Store) *traffic {
 	rt, ok := st.(RoundTripper)
 	if !ok {
 		return nil
 	}
-	n := rt.RoundTrips()
-	return &n
+	return &traffic{statements: rt.Statements(), roundTrips: rt.RoundTrips()}
 }
 
 func storeSize(ctx context.Context, st store.Store) (int64, error) {

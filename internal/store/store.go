@@ -275,3 +275,44 @@ type AuditFilter struct {
 	AfterSeq uint64
 	Limit    int
 }
+
+// QueueLocker is a Writer that locks the rows of queues ahead (the
+// PostgreSQL store), so that a transaction which changes several queues
+// takes their locks in one order — name order, in one statement (§14) —
+// and never waits for another in turn: a send batch over many app queues,
+// an operator's bulk action. A store that commits one writer at a time has
+// no order to keep and is no QueueLocker.
+type QueueLocker interface {
+	// LockQueues locks, in name order, the queues named and the queues
+	// of the messages ids, those that exist, as the transaction's later
+	// reads and changes of them would.
+	LockQueues(names, ids []string) error
+}
+
+// LockQueues locks the queues names and those of the messages ids ahead,
+// in name order, where w is a QueueLocker; elsewhere it does nothing.
+func LockQueues(w Writer, names, ids []string) error {
+	l, ok := w.(QueueLocker)
+	if !ok || len(names)+len(ids) == 0 {
+		return nil
+	}
+	return l.LockQueues(names, ids)
+}
+
+// SwitchLocker is a Writer that orders the EOIO switch procedure (§10)
+// against the writers that place EOIO messages with a lock of its own (the
+// PostgreSQL store): a switch takes it first, exclusively, before it reads
+// the state it changes, so that two switches never both hold it shared
+// and wait for each other to give it up.
+type SwitchLocker interface {
+	LockSwitch() error
+}
+
+// LockSwitch takes the switch's lock exclusively where w is a
+// SwitchLocker; elsewhere it does nothing.
+func LockSwitch(w Writer) error {
+	if l, ok := w.(SwitchLocker); ok {
+		return l.LockSwitch()
+	}
+	return nil
+}

@@ -110,6 +110,20 @@ func (s *Service) Act(ctx context.Context, p admin.ActParams) (*admin.BulkResult
 		var changed []string
 		err = s.st.Update(ctx, func(w store.Writer) error {
 			br, changed = admin.NewBulkResult(), nil
+			// The queues of the batch, and those whose HOLD rule the
+			// last batch restores, locked ahead in one order.
+			var names, ids []string
+			if p.Action.QueueAction() {
+				names = batch
+			} else {
+				ids = batch
+			}
+			if last {
+				names = append(slices.Clone(names), touched...)
+			}
+			if err := store.LockQueues(w, names, ids); err != nil {
+				return err
+			}
 			for _, t := range batch {
 				q, err := s.actOne(w, p, t, br)
 				if err != nil {

@@ -89,6 +89,11 @@ func (s *Service) EOIOSwitch(ctx context.Context, p admin.EOIOSwitchParams) (*ad
 		refusal = nil
 		e := &domain.AuditEntry{At: s.opts.Now(), Actor: s.opts.Actor, Source: s.opts.Source,
 			Action: actEOIOSwitch, Targets: targets, Result: domain.AuditOK}
+		// The switch's lock before the state it reads: two switches at
+		// once take turns, neither waits for the other's shared hold.
+		if err := store.LockSwitch(w); err != nil {
+			return err
+		}
 		sw, err := w.EOIO()
 		if err != nil {
 			return err

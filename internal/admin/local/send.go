@@ -7,6 +7,7 @@ import (
 
 	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/placement"
 	"github.com/queuectl/queuectl/internal/store"
 )
 
@@ -39,6 +40,9 @@ func (s *Service) Send(ctx context.Context, reqs []domain.SendRequest) ([]admin.
 			// The store may run this again (a retried or regrouped
 			// commit): each run starts from nothing.
 			conflict = nil
+			if err := store.LockQueues(w, s.sendQueues(w, batch), nil); err != nil {
+				return err
+			}
 			keys := keyedSends{}
 			for i := range batch {
 				r := &batch[i]
@@ -85,6 +89,55 @@ func (s *Service) Send(ctx context.Context, reqs []domain.SendRequest) ([]admin.
 	}
 	return out, nil
 }
+
+// sendQueues names the EOIO queues a batch of sends locks — the inbound
+// queue of each message and, when the send routes it at once, its
+// receivers' — so that the store locks them ahead in one order, before the
+// first insert (store.LockQueues): a batch over many app queues that
+// locked them in the order of its messages could wait for a transaction
+// of the engine that waits for it. The names come from placement as it
+// stands; one that placement changes meanwhile (a lane's error queue,
+// §10) is locked when it is used.
+func (s *Service) sendQueues(w store.Writer, batch []domain.SendRequest) []string {
+	params := planned{store.Placement(w)}
+	seen := map[string]bool{}
+	var names []string
+	add := func(q string) {
+		if !seen[q] {
+			seen[q] = true
+			names = append(names, q)
+		}
+	}
+	for _, r := range batch {
+		if r.QoS != domain.EOIO {
+			continue // EO queues are locked at commit, in name order
+		}
+		queue, err := s.placer.Inbound(params, r.QoS, r.AppQueue)
+		if err != nil {
+			continue
+		}
+		add(queue)
+		if !s.opts.RouteAtSend || r.Prepare {
+			continue
+		}
+		m := &domain.Message{QoS: r.QoS, Sender: r.Sender, Receivers: r.Receivers, Interface: r.Interface, AppQueue: r.AppQueue}
+		targets, _, err := s.router.Route(params, m)
+		if err != nil {
+			continue
+		}
+		for _, tg := range targets {
+			add(tg.Queue)
+		}
+	}
+	return names
+}
+
+// planned is placement's view of a transaction that reads no queue: the
+// names it gives are those of a queue that holds nothing yet, which is
+// what a lane's queue is but for its error queue after a switch.
+type planned struct{ placement.Params }
+
+func (planned) Occupied(string) (holds, heldUp bool, err error) { return false, false, nil }
 
 // insertInbound builds and stores one inbound message, choosing its queue
 // from the tuning values in force now (§3, §7).

@@ -153,9 +153,12 @@ func Run(ctx context.Context, opts *Options) error {
 }
 
 // commitsLine says how often the run committed and, on PostgreSQL, how many
-// network round trips it took.
+// statements and network round trips it took.
 func commitsLine(res *benchrun.Result) string {
 	line := fmt.Sprintf("%.3f per message", res.CommitsPerMessage)
+	if res.StatementsPerMessage != nil {
+		line += fmt.Sprintf(", %.3f statements per message", *res.StatementsPerMessage)
+	}
 	if res.RoundTripsPerMessage != nil {
 		line += fmt.Sprintf(", %.3f round trips per message", *res.RoundTripsPerMessage)
 	}

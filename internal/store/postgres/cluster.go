@@ -81,16 +81,19 @@ const fenceSQL = `SELECT coalesce((SELECT CASE WHEN ` + alive + ` THEN 0 WHEN ` 
 func queueFence(b *pgx.Batch, n store.Node) func() error {
 	var state int
 	b.Queue(fenceSQL, int64(n.Incarnation)).QueryRow(func(row pgx.Row) error { return row.Scan(&state) })
-	return func() error {
-		switch state {
-		case 0:
-			return nil
-		case 1:
-			return fmt.Errorf("node %s incarnation %d changes nothing until a heartbeat renews it: %w", n.ID,
-				n.Incarnation, store.ErrOverdue)
-		}
-		return fenced(n)
+	return func() error { return fenceError(n, state) }
+}
+
+// fenceError is what a state of fenceSQL means for node n's writes.
+func fenceError(n store.Node, state int) error {
+	switch state {
+	case 0:
+		return nil
+	case 1:
+		return fmt.Errorf("node %s incarnation %d changes nothing until a heartbeat renews it: %w", n.ID,
+			n.Incarnation, store.ErrOverdue)
 	}
+	return fenced(n)
 }
 
 func fenced(n store.Node) error {
@@ -241,8 +244,16 @@ const fenceDeadSQL = `UPDATE nodes d SET fenced_at = now() FROM nodes l
 // and lists those declared dead — their heartbeat expired, or a restart
 // superseded them — that were not recovered.
 func (t *txn) dead(lister store.Node) ([]store.Node, error) {
-	if _, err := t.tx.Exec(t.ctx, fenceDeadSQL, int64(lister.Incarnation)); err != nil {
+	tag, err := t.tx.Exec(t.ctx, fenceDeadSQL, int64(lister.Incarnation))
+	if err != nil {
 		return nil, fmt.Errorf("dead nodes: %w", err)
+	}
+	if tag.RowsAffected() > 0 {
+		// The leases of a node declared dead are free to take: the
+		// claims of the other nodes look for them (lease_changes).
+		if _, err := t.tx.Exec(t.ctx, `SELECT nextval('lease_changes')`); err != nil {
+			return nil, fmt.Errorf("dead nodes: %w", err)
+		}
 	}
 	rows, err := t.tx.Query(t.ctx, `SELECT id, incarnation FROM nodes n
 		WHERE n.stopped_at IS NULL AND n.recovered_at IS NULL AND n.fenced_at IS NOT NULL ORDER BY incarnation`)

@@ -28,39 +28,58 @@ type storedMessage struct {
 
 // scanMessage reads one row of messageColumns.
 func scanMessage(row pgx.Row) (*storedMessage, error) {
-	var (
-		m                                               domain.Message
-		id, payload, parent                             pgtype.UUID
-		seq, incarnation                                pgtype.Int8
-		next, checked                                   pgtype.Timestamptz
-		receiver, iface, appQueue, errText, class, node pgtype.Text
-		answer, key, inbound                            pgtype.Text
-	)
-	err := row.Scan(&id, &seq, &m.Size, &payload, &parent, &incarnation, &m.CreatedAt, &m.UpdatedAt, &next,
-		&m.Attempts, &m.Crashes, &m.Blacklisted, &m.Queue, &m.Status, &m.QoS, &m.Stage, &m.Sender, &receiver,
-		&m.Receivers, &iface, &appQueue, &errText, &class, &node, &m.Headers, &m.Checks, &checked, &answer, &m.Stuck, &key, &inbound)
-	if err != nil {
+	var ms messageScan
+	if err := row.Scan(ms.dest()...); err != nil {
 		return nil, err
 	}
-	m.ID = uuid.UUID(id.Bytes).String()
-	if parent.Valid {
-		m.ParentID = uuid.UUID(parent.Bytes).String()
+	return ms.message(), nil
+}
+
+// messageScan holds the columns of messageColumns as scanned, for a row
+// that has other columns too (dest, then message).
+type messageScan struct {
+	m                                               domain.Message
+	id, payload, parent                             pgtype.UUID
+	seq, incarnation                                pgtype.Int8
+	next, checked                                   pgtype.Timestamptz
+	receiver, iface, appQueue, errText, class, node pgtype.Text
+	answer, key, inbound                            pgtype.Text
+}
+
+// dest returns where the columns of messageColumns scan to, in their order.
+func (s *messageScan) dest() []any {
+	m := &s.m
+	return []any{&s.id, &s.seq, &m.Size, &s.payload, &s.parent, &s.incarnation, &m.CreatedAt, &m.UpdatedAt, &s.next,
+		&m.Attempts, &m.Crashes, &m.Blacklisted, &m.Queue, &m.Status, &m.QoS, &m.Stage, &m.Sender, &s.receiver,
+		&m.Receivers, &s.iface, &s.appQueue, &s.errText, &s.class, &s.node, &m.Headers, &m.Checks, &s.checked, &s.answer,
+		&m.Stuck, &s.key, &s.inbound}
+}
+
+// message returns the message scanned.
+func (s *messageScan) message() *storedMessage {
+	m := s.m
+	m.ID = uuid.UUID(s.id.Bytes).String()
+	if s.parent.Valid {
+		m.ParentID = uuid.UUID(s.parent.Bytes).String()
 	}
-	m.Seq, m.Incarnation = uint64(seq.Int64), uint64(incarnation.Int64)
+	m.Seq, m.Incarnation = uint64(s.seq.Int64), uint64(s.incarnation.Int64)
 	m.CreatedAt, m.UpdatedAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC()
-	if next.Valid {
-		at := next.Time.UTC()
+	if s.next.Valid {
+		at := s.next.Time.UTC()
 		m.NextAttemptAt = &at
 	}
-	m.Receiver, m.Interface, m.AppQueue, m.Error = receiver.String, iface.String, appQueue.String, errText.String
-	m.ErrorClass, m.Node = domain.ErrorClass(class.String), node.String
-	if checked.Valid {
-		at := checked.Time.UTC()
+	m.Receiver, m.Interface, m.AppQueue, m.Error = s.receiver.String, s.iface.String, s.appQueue.String, s.errText.String
+	m.ErrorClass, m.Node = domain.ErrorClass(s.class.String), s.node.String
+	if s.checked.Valid {
+		at := s.checked.Time.UTC()
 		m.LastCheckAt = &at
 	}
-	m.LastAnswer, m.Key, m.InboundQueue = answer.String, key.String, inbound.String
-	return &storedMessage{Message: &m, payloadID: payload}, nil
+	m.LastAnswer, m.Key, m.InboundQueue = s.answer.String, s.key.String, s.inbound.String
+	return &storedMessage{Message: &m, payloadID: s.payload}
 }
+
+// messageColumnCount is how many columns messageColumns lists.
+var messageColumnCount = len((&messageScan{}).dest())
 
 // storedTimes sets m's times to what the database keeps of them: UTC, to the
 // microsecond (pgx sends whole microseconds), so that the message a write

@@ -74,6 +74,18 @@ func scanEOIO(row pgx.Row, s *domain.EOIOSwitch) error {
 	return err
 }
 
+// LockSwitch takes the switch's lock exclusively (store.SwitchLocker):
+// held, the transaction's reads of the state need no shared one of their
+// own.
+func (t *txn) LockSwitch() error {
+	if _, err := t.tx.Exec(t.ctx, `SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))`, eoioLockClass); err != nil {
+		return fmt.Errorf("lock the EOIO switch: %w", err)
+	}
+	return nil
+}
+
+var _ store.SwitchLocker = (*txn)(nil)
+
 // SetEOIO stores the switch state under the exclusive lock.
 func (t *txn) SetEOIO(s domain.EOIOSwitch) error {
 	s.At = storedTime(s.At)

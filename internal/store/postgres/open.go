@@ -55,18 +55,31 @@ const unreachableHint = "check that PostgreSQL is running and that the store URL
 // URL appears in no error.
 func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	s := &Store{wake: make(chan struct{}, 1)}
+	s.leasesAdopted.Store(-1) // the first claim takes what it may
+	s.inbound.Store(true)     // and routes what it finds
+	var hot *pgxpool.Config
 	pool, target, err := connect(ctx, url, opts.MaxConns, func(cfg *pgxpool.Config) {
 		if opts.LeaseTTL > 0 {
 			cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = fmt.Sprint(idleInTransaction(opts.LeaseTTL).Milliseconds())
 		}
 		s.listen = cfg.ConnConfig.Copy()
 		s.listen.RuntimeParams["application_name"] += " wakeups"
-		cfg.ConnConfig.Tracer = roundTripTracer{&s.roundTrips}
+		cfg.ConnConfig.Tracer = &s.trace
+		hot = cfg.Copy()
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.pool, s.target = pool, target
+	// The pool of the engine's claims and outcomes: a few connections,
+	// which connect when the engine first claims.
+	hot.MaxConns = min(hot.MaxConns, hotConns)
+	hot.MinConns = 0
+	pinPlans(hot.ConnConfig.RuntimeParams)
+	if s.hot, err = pgxpool.NewWithConfig(ctx, hot); err != nil {
+		pool.Close()
+		return nil, unreachable(target, err)
+	}
 	if opts.Migrate {
 		_, err = migrate(ctx, pool, target)
 	} else {
@@ -74,6 +87,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	}
 	if err != nil {
 		pool.Close()
+		s.hot.Close()
 		return nil, err
 	}
 	return s, nil

@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -10,23 +9,32 @@ import (
 )
 
 // Param returns one tuning value; ok is false when it is not set. A
-// transaction reads each value once.
+// transaction reads the values once, all of them at its first: there are
+// few, and placement reads several for every message it sends.
 func (t *txn) Param(name, sub string) (int, bool, error) {
 	key := [2]string{clean(name), clean(sub)}
-	if p, ok := t.params[key]; ok {
+	if p, ok := t.params[key]; ok || t.paramsRead {
 		return p.value, p.ok, nil
 	}
-	var v int
-	err := t.tx.QueryRow(t.ctx, `SELECT value FROM params WHERE name = $1 AND sub = $2`, key[0], key[1]).Scan(&v)
-	if errors.Is(err, pgx.ErrNoRows) {
-		t.params[key] = param{}
-		return 0, false, nil
-	}
+	// The tuning values are none of what the transaction holds back.
+	rows, err := t.direct().Query(t.ctx, `SELECT name, sub, value FROM params`)
 	if err != nil {
 		return 0, false, fmt.Errorf("parameter %s %s: %w", name, sub, err)
 	}
-	t.params[key] = param{value: v, ok: true}
-	return v, true, nil
+	var k [2]string
+	var v int
+	_, err = pgx.ForEachRow(rows, []any{&k[0], &k[1], &v}, func() error {
+		if _, ok := t.params[k]; !ok {
+			t.params[k] = param{value: v, ok: true}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("parameter %s %s: %w", name, sub, err)
+	}
+	t.paramsRead = true
+	p := t.params[key]
+	return p.value, p.ok, nil
 }
 
 // Params calls fn for each tuning value set, ordered by name and sub. There

@@ -29,20 +29,22 @@ type pipedTx struct {
 
 const beginSQL = `BEGIN ISOLATION LEVEL READ COMMITTED`
 
-// genericPlans makes the engine's prepared statements run their generic
-// plans. Left to choose, PostgreSQL plans the statements that take a list
-// of ids (id = ANY($1), unnest($1)) again at every execution: a custom plan
-// for one id looks cheaper than the generic one for a list, though both are
-// the same primary-key lookups. A serial EOIO queue runs a step per message,
-// and those plans cost it about 40% of the database's time per step. The
-// engine's statements name their statuses as literals, so the partial
-// indexes serve their generic plans too.
+// genericPlans makes the prepared statements of an engine transaction on
+// the store's own pool run their generic plans, as the sessions of the
+// engine's pool do (plans.go): left to choose, PostgreSQL plans the
+// statements that take a list of ids (id = ANY($1), unnest($1)) again at
+// every execution, a custom plan for one id looking cheaper than the
+// generic one for a list, though both are the same primary-key lookups.
 const genericPlans = `SET LOCAL plan_cache_mode = force_generic_plan`
 
-func newPipedTx(conn *pgxpool.Conn) *pipedTx {
+// newPipedTx begins an engine transaction on conn; pinned says its session
+// has the engine's settings already.
+func newPipedTx(conn *pgxpool.Conn, pinned bool) *pipedTx {
 	b := &pgx.Batch{}
 	b.Queue(beginSQL)
-	b.Queue(genericPlans)
+	if !pinned {
+		b.Queue(genericPlans)
+	}
 	return &pipedTx{conn: conn, pending: b}
 }
 
@@ -157,19 +159,26 @@ func (t *txn) deferWrites(b *pgx.Batch) error {
 // pipelined (pipedTx), and commits it; after a deadlock or a serialization
 // failure it runs fn again, as Update does. Commits counts it.
 func (s *Store) engine(ctx context.Context, fn func(t *txn) error) error {
+	return s.engineOn(ctx, s.pool, fn)
+}
+
+// engineOn is engine on a connection of pool: the store's own, or the
+// engine's (Store.hot), whose sessions pin the plans of its claims and
+// outcomes.
+func (s *Store) engineOn(ctx context.Context, pool *pgxpool.Pool, fn func(t *txn) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return s.retrying(ctx, func() error { return s.piped(ctx, fn) })
+	return s.retrying(ctx, func() error { return s.piped(ctx, pool, fn) })
 }
 
-func (s *Store) piped(ctx context.Context, fn func(t *txn) error) (err error) {
-	conn, err := s.pool.Acquire(ctx)
+func (s *Store) piped(ctx context.Context, pool *pgxpool.Pool, fn func(t *txn) error) (err error) {
+	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Release() // a connection left in a transaction is closed
-	p := newPipedTx(conn)
+	p := newPipedTx(conn, pool == s.hot)
 	defer func() {
 		if err != nil {
 			p.rollback(context.WithoutCancel(ctx))

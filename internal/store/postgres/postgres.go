@@ -55,11 +55,17 @@ import (
 // concurrent use.
 type Store struct {
 	pool *pgxpool.Pool
+	// hot is the pool of the engine's claims and outcomes, whose sessions
+	// pin their plans (plans.go).
+	hot *pgxpool.Pool
 	// target names the database in messages, without its password.
 	target  string
 	commits atomic.Uint64
-	// roundTrips counts the statements and batches sent (RoundTrips).
-	roundTrips atomic.Uint64
+	// trace counts the statements and round trips of both pools.
+	trace tracer
+	// deadlocks counts the transactions PostgreSQL aborted to break a
+	// deadlock (Deadlocks).
+	deadlocks atomic.Uint64
 	// listen is the connection configuration of the listener (Wakeups).
 	listen *pgx.ConnConfig
 
@@ -72,6 +78,13 @@ type Store struct {
 
 	// claims is where the next claim starts (queues take turns).
 	claims store.ClaimCursor
+	// leasesSeen is lease_changes as the last claim read it,
+	// leasesAdopted as the last claim that took free leases read it
+	// (adoptDue).
+	leasesSeen, leasesAdopted atomic.Int64
+	// inbound says the last claim left messages to route: the next one
+	// routes first, and claims in the same transaction.
+	inbound atomic.Bool
 	// eo hands out the sequence numbers of EO messages.
 	eo seqBlock
 
@@ -134,6 +147,9 @@ func (s *Store) retrying(ctx context.Context, attempt func() error) error {
 			s.commits.Add(1)
 			return nil
 		}
+		if deadlock(err) {
+			s.deadlocks.Add(1)
+		}
 		if !retryable(err) || n == maxAttempts {
 			return s.dbError(err)
 		}
@@ -175,6 +191,12 @@ func retryable(err error) bool {
 		pe.Code == "23505" && pe.ConstraintName == "messages_key")
 }
 
+// deadlock reports whether err is PostgreSQL's abort of a deadlocked transaction.
+func deadlock(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "40P01"
+}
+
 // Commits returns how many write transactions committed since Open: the
 // Updates and the engine's transactions (claims, outcomes, heartbeats...).
 func (s *Store) Commits() uint64 { return s.commits.Load() }
@@ -183,7 +205,16 @@ func (s *Store) Commits() uint64 { return s.commits.Load() }
 // since Open: every statement (BEGIN and COMMIT included) counts one, and
 // so does a batch of statements pipelined together. The listener of
 // Wakeups does not count.
-func (s *Store) RoundTrips() uint64 { return s.roundTrips.Load() }
+func (s *Store) RoundTrips() uint64 { return s.trace.roundTrips.Load() }
+
+// Statements returns how many statements the store sent since Open, BEGIN
+// and COMMIT included, whether alone or in a batch.
+func (s *Store) Statements() uint64 { return s.trace.statements.Load() }
+
+// Deadlocks returns how many of the store's transactions PostgreSQL aborted
+// since Open to break a deadlock (each ran again). Transactions that lock
+// in one order never deadlock: it stays 0.
+func (s *Store) Deadlocks() uint64 { return s.deadlocks.Load() }
 
 // Close waits for the transactions under way and closes the pool. Closing
 // a closed store does nothing.
@@ -200,6 +231,7 @@ func (s *Store) Close() error {
 		<-s.listenerDone
 	}
 	s.pool.Close()
+	s.hot.Close()
 	return nil
 }
 

@@ -15,17 +15,73 @@ import (
 	"github.com/queuectl/queuectl/internal/store"
 )
 
-// Record applies a batch of outcomes and, in the same transaction, claims.
-// The outcomes take two round trips whatever their number: one locks their
-// queues and leases and reads the messages, one writes them. The claim's
-// reads travel with the first; when every outcome is a delivery, its marks
-// travel with the second, and the whole transaction costs those two.
+// Record applies a batch of outcomes in one statement (recordSQL) and,
+// when p.Claim is set, claims in the same implicit transaction, the queues
+// of the outcomes first: one round trip, one commit. The outcomes the
+// statement leaves — refused, or of EOIO queues where the HOLD rule or a
+// switch's error queues have work to do — go through the general path
+// (generalRecord), in a transaction of their own, which reads why.
 func (s *Store) Record(ctx context.Context, p store.RecordParams) (*store.RecordResult, error) {
+	out := &store.RecordResult{Applied: make([]*domain.Message, len(p.Outcomes))}
+	start := s.claims.Load()
+	var h *hotRecord
+	var hc *hotClaim
+	err := s.hotBatch(ctx, func(b *pgx.Batch) func() error {
+		h = queueHotRecord(b, p.Node, p.Outcomes)
+		if p.Claim != nil {
+			hc = queueHotClaim(b, *p.Claim, start[domain.Outbound], h.ids)
+		}
+		return func() error {
+			if err := h.done(); err != nil {
+				return err
+			}
+			if hc != nil {
+				return hc.done()
+			}
+			return nil
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	copy(out.Applied, h.applied)
+	if h.ready {
+		// Handed back: other nodes may take them.
+		s.notify(ctx)
+	}
+	if left := h.left(); len(left) > 0 {
+		rest, err := s.generalRecord(ctx, store.RecordParams{Node: p.Node, Outcomes: outcomesAt(p.Outcomes, left)})
+		if err != nil {
+			return nil, err
+		}
+		for i, at := range left {
+			out.Applied[at] = rest.Applied[i]
+		}
+		out.Conflicts = rest.Conflicts
+	}
+	if hc == nil {
+		return out, nil
+	}
+	s.sawLeases(hc.gen, false)
+	s.turned(start, hc.last)
+	if out.Claim, err = s.claimRest(ctx, *p.Claim, hc); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// generalRecord applies a batch of outcomes and, in the same transaction,
+// claims, in Go: the outcomes take two round trips whatever their number,
+// one that locks their queues and leases and reads the messages, one that
+// writes them; the HOLD rule and the switch's error queues follow.
+func (s *Store) generalRecord(ctx context.Context, p store.RecordParams) (*store.RecordResult, error) {
 	var out *store.RecordResult
 	var next turns
-	err := s.engine(ctx, func(t *txn) error {
+	var routable bool
+	err := s.engineOn(ctx, s.hot, func(t *txn) error {
 		var err error
 		out, next, err = t.record(p, s.claims.Load())
+		routable = t.routable
 		return err
 	})
 	if err != nil {
@@ -33,8 +89,18 @@ func (s *Store) Record(ctx context.Context, p store.RecordParams) (*store.Record
 	}
 	if p.Claim != nil {
 		s.claims.Store(next)
+		s.inbound.Store(routable)
 	}
 	return out, nil
+}
+
+// outcomesAt returns the outcomes at the places at.
+func outcomesAt(all []store.Outcome, at []int) []store.Outcome {
+	out := make([]store.Outcome, len(at))
+	for i, j := range at {
+		out[i] = all[j]
+	}
+	return out
 }
 
 // held is a queue's lease as a transaction read it.
@@ -88,27 +154,11 @@ func (t *txn) record(p store.RecordParams, start turns) (*store.RecordResult, tu
 			return err
 		})
 	}
-	// The claim's leases, and its reads, travel with the outcomes' reads:
-	// when the outcomes are plain deliveries, the claim needs no round
-	// trip of its own before its marks, which go out with the outcomes'
-	// writes and the commit.
-	var c *claimer
-	var claimed func() error
-	if p.Claim != nil {
-		c = t.claimer(*p.Claim)
-		claimed = c.queueLeases(b, false)
-		c.queueAhead(b, start[domain.Outbound], ids)
-	}
 	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
 		return nil, nil, fmt.Errorf("record outcomes: %w", err)
 	}
 	if err := check(); err != nil {
 		return nil, nil, err
-	}
-	if claimed != nil {
-		if err := claimed(); err != nil {
-			return nil, nil, err
-		}
 	}
 	for _, q := range locked {
 		t.keep(q, true)
@@ -146,21 +196,6 @@ func (t *txn) record(p store.RecordParams, start turns) (*store.RecordResult, tu
 		id, _ := parseID(o.ID)
 		byID[id.Bytes] = &storedMessage{Message: after, payloadID: cur.payloadID}
 		out.Applied[i] = after
-	}
-	if c != nil && plain(p.Outcomes, out) && t.holdSettled(out.Applied) {
-		// The claim read ahead saw the queues as they were before the
-		// outcomes, counting their messages free: right when every
-		// outcome delivered its message and changed nothing else — no
-		// message of an EOIO queue is held or moves to an error queue.
-		if err := t.deferWrites(w); err != nil {
-			return nil, nil, fmt.Errorf("record outcomes: %w", err)
-		}
-		claim, next, err := c.finish(start)
-		if err != nil {
-			return nil, nil, err
-		}
-		out.Claim = claim
-		return out, next, nil
 	}
 	eoio := slices.ContainsFunc(out.Applied, func(m *domain.Message) bool { return m != nil && m.QoS == domain.EOIO })
 	if p.Claim != nil && !eoio {
@@ -258,30 +293,6 @@ func (t *txn) outcome(b *pgx.Batch, node store.Node, o store.Outcome, cur *store
 		}, h)
 	}
 	return nil, fmt.Errorf("message %s: outcome kind %d is unknown", o.ID, o.Kind)
-}
-
-// holdSettled says whether the HOLD rule has nothing to do in the queues of
-// the messages applied.
-func (t *txn) holdSettled(applied []*domain.Message) bool {
-	for _, m := range applied {
-		if m != nil && m.QoS == domain.EOIO && !store.HoldSettled(t.queues[m.Queue]) {
-			return false
-		}
-	}
-	return true
-}
-
-// plain says whether every outcome applied and delivered its message.
-func plain(outcomes []store.Outcome, out *store.RecordResult) bool {
-	if len(out.Conflicts) > 0 {
-		return false
-	}
-	for _, o := range outcomes {
-		if o.Kind != store.OutcomeDelivered {
-			return false
-		}
-	}
-	return true
 }
 
 // isConflict reports a refusal that concerns one outcome only.

@@ -7,28 +7,34 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// roundTripTracer counts the round trips of the store's connections: a
-// statement sent on its own (BEGIN and COMMIT too) is one, and so is a
-// batch, whose statements travel together.
-type roundTripTracer struct{ n *atomic.Uint64 }
+// tracer counts what the store's connections send (bench -o json): every
+// statement, and every round trip — a statement sent on its own (BEGIN and
+// COMMIT too) is one, and so is a batch, whose statements travel together.
+type tracer struct {
+	roundTrips, statements atomic.Uint64
+}
 
 var (
-	_ pgx.QueryTracer = roundTripTracer{}
-	_ pgx.BatchTracer = roundTripTracer{}
+	_ pgx.QueryTracer = (*tracer)(nil)
+	_ pgx.BatchTracer = (*tracer)(nil)
 )
 
-func (r roundTripTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	r.n.Add(1)
+func (r *tracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	r.roundTrips.Add(1)
+	r.statements.Add(1)
 	return ctx
 }
 
-func (roundTripTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (*tracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
-func (r roundTripTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	r.n.Add(1)
+func (r *tracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
+	r.roundTrips.Add(1)
+	if data.Batch != nil {
+		r.statements.Add(uint64(len(data.Batch.QueuedQueries)))
+	}
 	return ctx
 }
 
-func (roundTripTracer) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (*tracer) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
 
-func (roundTripTracer) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+func (*tracer) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}

@@ -58,8 +58,10 @@ type txn struct {
 	clock     time.Time
 	nowQueued *pgx.Batch
 	// params holds the tuning values this transaction read or wrote:
-	// placement reads them for every message it sends.
-	params map[[2]string]param
+	// placement reads them for every message it sends; paramsRead says
+	// it read them all.
+	params     map[[2]string]param
+	paramsRead bool
 	// eoio is the EOIO switch state, once read.
 	eoio *domain.EOIOSwitch
 	// wake says the transaction made messages ready for delivery (or a
@@ -68,6 +70,9 @@ type txn struct {
 	// pend holds the writes to messages, history and payloads not sent
 	// yet: they go out set-based with the next statement (bufTx).
 	pend pending
+	// routable says the transaction's claim statement found messages
+	// left to route in an inbound queue of its node.
+	routable bool
 }
 
 // param is one tuning value as a transaction knows it.
@@ -203,6 +208,30 @@ func (t *txn) lockQueue(name string) (*store.QueueRecord, error) {
 	}
 	return found, nil
 }
+
+// LockQueues locks ahead, in name order and one round trip, the queues
+// named and those of the messages ids that the transaction has not read
+// yet (store.QueueLocker): EOIO queues FOR NO KEY UPDATE, EO queues read,
+// as lockQueue does. A send batch or a bulk action that then reads and
+// changes them one by one takes no lock out of that order.
+func (t *txn) LockQueues(names, ids []string) error {
+	uids := []pgtype.UUID{}
+	for _, id := range ids {
+		if u, ok := parseID(id); ok {
+			uids = append(uids, u)
+		}
+	}
+	known := append([]string{}, slices.Collect(maps.Keys(t.queues))...)
+	b := &pgx.Batch{}
+	t.queueQueues(b, `(q.name = ANY($1) OR q.name IN (SELECT m.queue FROM messages m WHERE m.id = ANY($2)))
+		AND NOT q.name = ANY($3)`, []any{append([]string{}, names...), uids, known}, nil)
+	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
+		return fmt.Errorf("lock queues: %w", err)
+	}
+	return nil
+}
+
+var _ store.QueueLocker = (*txn)(nil)
 
 // queueQueues queues on b the read of the queues where cond holds (a
 // condition on q, with args) — EOIO queues locked (FOR NO KEY UPDATE) in

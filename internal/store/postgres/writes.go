@@ -174,9 +174,12 @@ func (p *pending) drain(b *pgx.Batch) error {
 	return nil
 }
 
-// insertMessages inserts the messages of the arrays $1..$27 (the columns
+// insertMessages inserts the messages of the arrays $1..$29 (the columns
 // of messageValues with queue and payload_id, receivers and headers as
-// JSON, and the encoded history) and returns the first one that existed already.
+// JSON, the encoded history, key and inbound queue) and returns the first
+// one that existed already, if any: a count of the rows inserted says
+// whether one did, so that a batch costs O(messages); only then is it
+// looked for.
 const insertMessages = `WITH u AS (SELECT * FROM unnest($1::uuid[], $2::int8[], $3::int8[], $4::uuid[], $5::int8[],
 		$6::timestamptz[], $7::timestamptz[], $8::timestamptz[], $9::int8[], $10::int8[], $11::bool[], $12::bool[],
 		$13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[],
@@ -192,7 +195,8 @@ const insertMessages = `WITH u AS (SELECT * FROM unnest($1::uuid[], $2::int8[], 
 			CASE WHEN receivers IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(receivers::jsonb)) END,
 			interface, app_queue, error, error_class, node, headers::jsonb, queue, payload_id, history, key, inbound_queue
 		FROM u ON CONFLICT (id) DO NOTHING RETURNING id)
-	SELECT u.id FROM u WHERE NOT EXISTS (SELECT 1 FROM m WHERE m.id = u.id) LIMIT 1`
+	SELECT CASE WHEN (SELECT count(*) FROM m) = cardinality($1::uuid[]) THEN NULL
+		ELSE (SELECT u.id FROM u WHERE NOT EXISTS (SELECT 1 FROM m WHERE m.id = u.id) LIMIT 1) END`
 
 func (p *pending) queueInserts(b *pgx.Batch) error {
 	n := len(p.inserts)
@@ -440,6 +444,15 @@ func (x *bufTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 		b = h
 	}
 	return x.q.SendBatch(ctx, b)
+}
+
+// direct returns the querier of a statement that reads nothing of what the
+// transaction holds back (t.pend), which it need not send first.
+func (t *txn) direct() querier {
+	if x, ok := t.tx.(*bufTx); ok {
+		return x.q
+	}
+	return t.tx
 }
 
 // errBatch is a batch that failed before it was sent.

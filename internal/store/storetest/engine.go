@@ -28,6 +28,7 @@ func RunEngine(t *testing.T, open Opener) {
 		{"Switch", testSwitch},
 		{"Liveness", testLiveness},
 		{"Receivers", testReceivers},
+		{"Contention", testContention},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

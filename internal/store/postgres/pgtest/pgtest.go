@@ -99,3 +99,25 @@ func exec(ctx context.Context, base, sql string) error {
 	}
 	return nil
 }
+
+// Database returns the URL of a new, empty database for t, in the server
+// of EnvURL, dropped at t's cleanup. A test that reads the server's
+// statistics per database (pg_stat_statements) gets a database of its own,
+// so that no other test's statements count in them.
+func Database(t testing.TB) string {
+	t.Helper()
+	base := BaseURL(t)
+	u, err := url.Parse(base)
+	require.NoError(t, err, "%s is not a URL", EnvURL)
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := "queuectl_test_" + hex.EncodeToString(b[:])
+	require.NoError(t, exec(context.Background(), base, `CREATE DATABASE `+name))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		require.NoError(t, exec(ctx, base, `DROP DATABASE `+name+` WITH (FORCE)`))
+	})
+	u.Path = "/" + name
+	return u.String()
+}
