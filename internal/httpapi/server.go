@@ -57,7 +57,9 @@ type route struct {
 	Method, Pattern string
 	// cmd is the queuectl command that makes the request, for a refusal
 	// to name; an action's is its name ("message.resend" → "message
-	// resend").
+	// resend"). A route of a command needs what the command needs
+	// (admin.CommandPermission); one that serves no command names its
+	// request ("GET /metrics") and its perm.
 	cmd string
 	// perm is what the caller needs; zero means no auth (health checks).
 	perm perm
@@ -88,6 +90,11 @@ func New(opts Options) *Server {
 	}
 	s := &Server{opts: opts, tokens: newTokenSet(opts.Tokens), refusals: newRefusalLog()}
 	s.routes = s.table()
+	for i, rt := range s.routes {
+		if p, ok := admin.CommandPermission(rt.cmd); ok {
+			s.routes[i].perm = p
+		}
+	}
 	return s
 }
 

@@ -1,0 +1,92 @@
+package admin
+
+import (
+	"slices"
+	"sort"
+)
+
+// The roles a token may grant (§6), least to most, then the producer's.
+const (
+	RoleMonitor  = "monitor"
+	RoleOperator = "operator"
+	RoleAdmin    = "admin"
+	RoleProducer = "producer"
+)
+
+// Roles lists the roles, for validation and help.
+var Roles = []string{RoleMonitor, RoleOperator, RoleAdmin, RoleProducer}
+
+// Permission is one kind of access a command needs.
+type Permission int
+
+// The permissions the roles grant.
+const (
+	// PermAny is every role's: the API document, whoami, reporting a
+	// refusal of one's own request.
+	PermAny     Permission = iota + 1
+	PermRead               // metadata: queues, messages, audit, tuning, nodes
+	PermPayload            // message payloads
+	PermOperate            // resend, fail, release, stop, start
+	PermTx                 // tx commit and rollback
+	PermSend               // send messages
+	PermAdmin              // tune, purge, eoio switch
+)
+
+// rolePermissions is what each role may do. Deny by default.
+var rolePermissions = map[string][]Permission{
+	RoleMonitor:  {PermAny, PermRead},
+	RoleOperator: {PermAny, PermRead, PermPayload, PermOperate, PermTx},
+	RoleAdmin:    {PermAny, PermRead, PermPayload, PermOperate, PermTx, PermAdmin},
+	RoleProducer: {PermAny, PermSend, PermTx},
+}
+
+// RoleMay reports whether role grants p; an unknown role grants nothing.
+func RoleMay(role string, p Permission) bool {
+	return slices.Contains(rolePermissions[role], p)
+}
+
+// RolesWith lists the roles that grant p, in the order of Roles.
+func RolesWith(p Permission) []string {
+	var out []string
+	for _, r := range Roles {
+		if RoleMay(r, p) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// commands are the queuectl commands that work against a server, each with
+// the permission it needs: the one list the HTTP API enforces and whoami
+// reports.
+var commands = map[string]Permission{
+	"queue list": PermRead, "queue show": PermRead, "queue blocked": PermRead,
+	"message list": PermRead, "message show": PermRead, "blacklist list": PermRead, "tx list": PermRead,
+	"tune list": PermRead, "node list": PermRead, "audit list": PermRead, "eoio status": PermRead,
+	"completion":      PermRead,
+	"message payload": PermPayload,
+	"message resend":  PermOperate, "message fail": PermOperate, "blacklist release": PermOperate,
+	"blacklist fail": PermOperate, "queue stop": PermOperate, "queue start": PermOperate,
+	"tx commit": PermTx, "tx rollback": PermTx,
+	"send":     PermSend,
+	"tune set": PermAdmin, "tune unset": PermAdmin, "purge": PermAdmin, "eoio switch": PermAdmin,
+}
+
+// CommandPermission returns what a command needs, and false for a name
+// that is not a command working against a server.
+func CommandPermission(command string) (Permission, bool) {
+	p, ok := commands[command]
+	return p, ok
+}
+
+// Commands lists the commands role may run, in name order.
+func Commands(role string) []string {
+	out := []string{}
+	for c, p := range commands {
+		if RoleMay(role, p) {
+			out = append(out, c)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
