@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"slices"
 	"sort"
 )
@@ -89,4 +90,45 @@ func Commands(role string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Identity is who the service acts for (GET /v1/whoami): a token's name
+// and role, or, in embedded mode and on a server's unix socket, the
+// operator, as admin.
+type Identity struct {
+	// Name is the token's name, or the operator's on the socket and in
+	// embedded mode: what history and audit entries record.
+	Name string `json:"name" yaml:"name"`
+	Role string `json:"role" yaml:"role"`
+	// Commands are the commands the role may run, in name order.
+	Commands []string `json:"commands" yaml:"commands"`
+}
+
+// NewIdentity returns the identity of a token's holder, name, acting in role.
+func NewIdentity(name, role string) *Identity {
+	return &Identity{Name: name, Role: role, Commands: Commands(role)}
+}
+
+// OwnerIdentity returns the identity of the operator name working on a
+// store of their own: in embedded mode, or on the unix socket of a server,
+// which admits only the owner of the store. It answers as admin, and may
+// run every command, send included.
+func OwnerIdentity(name string) *Identity {
+	all := make([]string, 0, len(commands))
+	for c := range commands {
+		all = append(all, c)
+	}
+	sort.Strings(all)
+	return &Identity{Name: name, Role: RoleAdmin, Commands: all}
+}
+
+// May reports whether the identity may run command.
+func (id *Identity) May(command string) bool {
+	return slices.Contains(id.Commands, command)
+}
+
+// Who is the part of the service that says who it acts for.
+type Who interface {
+	// WhoAmI returns who the service acts for and what that caller may run.
+	WhoAmI(ctx context.Context) (*Identity, error)
 }

@@ -20,6 +20,7 @@ const (
 	permRead    = admin.PermRead // metrics
 	permDoc     = admin.PermAny  // the OpenAPI document: every role may read it
 	permRefusal = admin.PermAny  // record a refusal of one's own request: every role
+	permSelf    = admin.PermAny  // whoami: every role
 )
 
 // RoleNames lists the roles, for validation and help.

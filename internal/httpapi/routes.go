@@ -25,6 +25,7 @@ func (s *Server) table() []route {
 		// Prometheus scrapes answer without a token.
 		{Method: "GET", Pattern: "/metrics", cmd: "GET /metrics", perm: permRead, handle: s.metrics},
 		{Method: "GET", Pattern: "/v1/openapi.json", cmd: "GET /v1/openapi.json", perm: permDoc, handle: s.openapi},
+		{Method: "GET", Pattern: "/v1/whoami", cmd: "GET /v1/whoami", perm: permSelf, handle: s.whoami},
 		{Method: "GET", Pattern: "/v1/queues", cmd: "queue list", handle: s.listQueues},
 		{Method: "GET", Pattern: "/v1/queues/{name}", cmd: "queue show", handle: s.getQueue},
 		{Method: "GET", Pattern: "/v1/queues/{name}/messages", cmd: "queue show", handle: s.queueMessages},
@@ -55,6 +56,17 @@ func actionPerm(r *http.Request) perm {
 		return p
 	}
 	return admin.PermOperate
+}
+
+// whoami says who the caller is: its token's name and role and the
+// commands it may run (admin on the socket).
+func (s *Server) whoami(w http.ResponseWriter, r *http.Request) error {
+	id, err := s.opts.Service.WhoAmI(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, id)
+	return nil
 }
 
 // healthz answers while the process is up. It names engine.max_payload,

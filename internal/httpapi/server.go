@@ -230,7 +230,7 @@ func (s *Server) wrap(rt route, trusted bool) http.HandlerFunc {
 				writeJSON(w, http.StatusForbidden, wire.ErrorBody{Error: wire.ErrorDetail{Code: "forbidden", Message: msg}})
 				return
 			}
-			ctx = admin.WithCaller(ctx, admin.Caller{Actor: c.name, Source: source(r)})
+			ctx = admin.WithCaller(ctx, admin.Caller{Actor: c.name, Source: source(r), Role: c.role})
 		}
 		if err := rt.handle(w, r.WithContext(ctx)); err != nil {
 			var rf refusal
