@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // The roles a token may grant (§6), least to most, then the producer's.
@@ -57,6 +58,19 @@ func RolesWith(p Permission) []string {
 	return out
 }
 
+// NeedsRole names the roles that grant p, for a refusal to say which role
+// a request needs: "operator or admin".
+func NeedsRole(p Permission) string {
+	names := RolesWith(p)
+	switch len(names) {
+	case 0:
+		return "none"
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
 // commands are the queuectl commands that work against a server, each with
 // the permission it needs: the one list the HTTP API enforces and whoami
 // reports.
@@ -72,6 +86,10 @@ var commands = map[string]Permission{
 	"send":     PermSend,
 	"tune set": PermAdmin, "tune unset": PermAdmin, "purge": PermAdmin, "eoio switch": PermAdmin,
 }
+
+// Command is the queuectl command of an action: "message.resend" is run
+// by "message resend".
+func (a Action) Command() string { return strings.ReplaceAll(string(a), ".", " ") }
 
 // CommandPermission returns what a command needs, and false for a name
 // that is not a command working against a server.

@@ -28,16 +28,7 @@ var RoleNames = admin.Roles
 
 // rolesWith names the roles that grant p, for a refusal to say which role
 // a request needs: "operator or admin".
-func rolesWith(p perm) string {
-	names := admin.RolesWith(p)
-	switch len(names) {
-	case 0:
-		return "none"
-	case 1:
-		return names[0]
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
-}
+func rolesWith(p perm) string { return admin.NeedsRole(p) }
 
 // caller is who made a request.
 type caller struct {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/queuectl/queuectl/internal/admin"
@@ -52,7 +51,7 @@ func (s *Server) table() []route {
 // are also the producer's); an action that does not exist needs what the
 // others do, so that only an operator learns that it does not.
 func actionPerm(r *http.Request) perm {
-	if p, ok := admin.CommandPermission(strings.ReplaceAll(r.PathValue("action"), ".", " ")); ok {
+	if p, ok := admin.CommandPermission(admin.Action(r.PathValue("action")).Command()); ok {
 		return p
 	}
 	return admin.PermOperate

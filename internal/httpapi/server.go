@@ -72,7 +72,7 @@ type route struct {
 // command is the queuectl command that makes a request of the route.
 func (rt route) command(r *http.Request) string {
 	if rt.cmd == "" {
-		return strings.ReplaceAll(r.PathValue("action"), ".", " ")
+		return admin.Action(r.PathValue("action")).Command()
 	}
 	return rt.cmd
 }
