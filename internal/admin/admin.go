@@ -48,6 +48,7 @@ type Service interface {
 	Operator
 	EOIO
 	Cluster
+	Who
 	// RecordRefusal writes the audit entry of a request that a front end
 	// refused before it reached the service.
 	RecordRefusal(ctx context.Context, r Refusal) error

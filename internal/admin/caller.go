@@ -7,6 +7,9 @@ import "context"
 type Caller struct {
 	Actor  string
 	Source string
+	// Role is the role the caller's token grants; empty on a server's
+	// unix socket, which may do everything.
+	Role string
 }
 
 type callerKey struct{}

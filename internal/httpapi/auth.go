@@ -5,74 +5,40 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"net/http"
-	"slices"
 	"strings"
 
+	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/config"
 )
 
-// perm is one kind of access a route needs.
-type perm int
+// perm is one kind of access a route needs: the access model of admin,
+// where the roles and the commands each may run are written once.
+type perm = admin.Permission
 
-// The permissions the roles of §6 grant.
+// The permissions of routes that run no command of their own.
 const (
-	permRead    perm = iota + 1 // metadata: queues, messages, audit, tuning
-	permPayload                 // message payloads
-	permOperate                 // resend, fail, release, stop, start
-	permTx                      // tx commit and rollback
-	permSend                    // send messages
-	permAdmin                   // tune, purge, eoio switch
-	permDoc                     // the OpenAPI document: every role may read it
-	permRefusal                 // record a refusal of one's own request: every role
+	permRead    = admin.PermRead // metrics
+	permDoc     = admin.PermAny  // the OpenAPI document: every role may read it
+	permRefusal = admin.PermAny  // record a refusal of one's own request: every role
+	permSelf    = admin.PermAny  // whoami: every role
 )
 
-// Roles maps each role of §6 to what it may do. Deny by default.
-var roles = map[string][]perm{
-	"monitor":  {permDoc, permRefusal, permRead},
-	"operator": {permDoc, permRefusal, permRead, permPayload, permOperate, permTx},
-	"admin":    {permDoc, permRefusal, permRead, permPayload, permOperate, permTx, permAdmin},
-	"producer": {permDoc, permRefusal, permSend, permTx},
-}
-
 // RoleNames lists the roles, for validation and help.
-var RoleNames = []string{"monitor", "operator", "admin", "producer"}
+var RoleNames = admin.Roles
 
 // rolesWith names the roles that grant p, for a refusal to say which role
 // a request needs: "operator or admin".
-func rolesWith(p perm) string {
-	var names []string
-	for _, name := range RoleNames {
-		if slices.Contains(roles[name], p) {
-			names = append(names, name)
-		}
-	}
-	switch len(names) {
-	case 0:
-		return "none"
-	case 1:
-		return names[0]
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
-}
+func rolesWith(p perm) string { return admin.NeedsRole(p) }
 
 // caller is who made a request.
 type caller struct {
-	name  string // the token's name, or "socket"
-	role  string // the token's role
-	perms []perm
-	all   bool // the unix socket: protected by its file mode, it may do everything
+	name string // the token's name, or the operator on the socket
+	role string // the token's role; none on the socket
+	all  bool   // the unix socket: protected by its file mode, it may do everything
 }
 
 func (c *caller) may(p perm) bool {
-	if c.all {
-		return true
-	}
-	for _, q := range c.perms {
-		if q == p {
-			return true
-		}
-	}
-	return false
+	return c.all || admin.RoleMay(c.role, p)
 }
 
 // tokenSet checks bearer tokens against the configured SHA-256 hashes.
@@ -119,7 +85,7 @@ func (ts *tokenSet) lookup(r *http.Request) (*caller, string) {
 	for i, h := range ts.hashes {
 		if subtle.ConstantTimeCompare(sum[:], h) == 1 && found == nil {
 			t := ts.tokens[i]
-			found = &caller{name: t.Name, role: t.Role, perms: roles[t.Role]}
+			found = &caller{name: t.Name, role: t.Role}
 		}
 	}
 	if found == nil {

@@ -118,6 +118,7 @@ func (b *authBundle) endpoints() []endpoint {
 		{method: "GET", path: "/readyz", roles: public, want: 200, route: "GET /readyz"},
 		{method: "GET", path: "/metrics", roles: readers, want: 200, route: "GET /metrics"},
 		{method: "GET", path: "/v1/openapi.json", roles: everyRole, want: 200, route: "GET /v1/openapi.json"},
+		{method: "GET", path: "/v1/whoami", roles: everyRole, want: 200, route: "GET /v1/whoami"},
 		{method: "GET", path: "/v1/queues", roles: readers, want: 200, route: "GET /v1/queues"},
 		{method: "GET", path: "/v1/queues/XBTI0000", roles: readers, want: 200, route: "GET /v1/queues/{name}"},
 		{method: "GET", path: "/v1/queues/XBTI0000/messages", roles: readers, want: 200, route: "GET /v1/queues/{name}/messages"},

@@ -117,15 +117,7 @@ func TestOpenAPIPathParameters(t *testing.T) {
 }
 
 // rolesFor lists the roles that grant p.
-func rolesFor(p perm) []string {
-	var out []string
-	for _, name := range RoleNames {
-		if slices.Contains(roles[name], p) {
-			out = append(out, name)
-		}
-	}
-	return out
-}
+func rolesFor(p perm) []string { return admin.RolesWith(p) }
 
 func TestOpenAPIRolesMatchTheRouteTable(t *testing.T) {
 	t.Parallel()

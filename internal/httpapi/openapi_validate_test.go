@@ -141,6 +141,7 @@ func TestOpenAPIDescribesTheAnswers(t *testing.T) {
 		{"GET", "/v1/tuning", "/v1/tuning", "", 200},
 		{"GET", "/v1/audit", "/v1/audit", "", 200},
 		{"GET", "/v1/nodes", "/v1/nodes", "", 200},
+		{"GET", "/v1/whoami", "/v1/whoami", "", 200},
 		{"GET", "/v1/names?kind=queue", "/v1/names", "", 200},
 		{"GET", "/v1/eoio", "/v1/eoio", "", 200},
 		{"POST", "/v1/actions/message.resend", "/v1/actions/{action}", `{"targets":["` + b.ndlv + `"]}`, 200},

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/queuectl/queuectl/internal/admin"
@@ -25,35 +24,48 @@ func (s *Server) table() []route {
 		// Prometheus scrapes answer without a token.
 		{Method: "GET", Pattern: "/metrics", cmd: "GET /metrics", perm: permRead, handle: s.metrics},
 		{Method: "GET", Pattern: "/v1/openapi.json", cmd: "GET /v1/openapi.json", perm: permDoc, handle: s.openapi},
-		{Method: "GET", Pattern: "/v1/queues", cmd: "queue list", perm: permRead, handle: s.listQueues},
-		{Method: "GET", Pattern: "/v1/queues/{name}", cmd: "queue show", perm: permRead, handle: s.getQueue},
-		{Method: "GET", Pattern: "/v1/queues/{name}/messages", cmd: "queue show", perm: permRead, handle: s.queueMessages},
-		{Method: "GET", Pattern: "/v1/messages", cmd: "message list", perm: permRead, handle: s.listMessages},
-		{Method: "POST", Pattern: "/v1/messages", cmd: "send", perm: permSend, mutating: true, handle: s.send},
-		{Method: "GET", Pattern: "/v1/messages/{id}", cmd: "message show", perm: permRead, handle: s.getMessage},
-		{Method: "GET", Pattern: "/v1/messages/{id}/payload", cmd: "message payload", perm: permPayload, handle: s.getPayload},
+		{Method: "GET", Pattern: "/v1/whoami", cmd: "GET /v1/whoami", perm: permSelf, handle: s.whoami},
+		{Method: "GET", Pattern: "/v1/queues", cmd: "queue list", handle: s.listQueues},
+		{Method: "GET", Pattern: "/v1/queues/{name}", cmd: "queue show", handle: s.getQueue},
+		{Method: "GET", Pattern: "/v1/queues/{name}/messages", cmd: "queue show", handle: s.queueMessages},
+		{Method: "GET", Pattern: "/v1/messages", cmd: "message list", handle: s.listMessages},
+		{Method: "POST", Pattern: "/v1/messages", cmd: "send", mutating: true, handle: s.send},
+		{Method: "GET", Pattern: "/v1/messages/{id}", cmd: "message show", handle: s.getMessage},
+		{Method: "GET", Pattern: "/v1/messages/{id}/payload", cmd: "message payload", handle: s.getPayload},
 		{Method: "POST", Pattern: "/v1/actions/{action...}", permFor: actionPerm, mutating: true, handle: s.act},
-		{Method: "GET", Pattern: "/v1/tuning", cmd: "tune list", perm: permRead, handle: s.tuning},
-		{Method: "PUT", Pattern: "/v1/tuning/{param...}", cmd: "tune set", perm: permAdmin, mutating: true, handle: s.tune},
-		{Method: "DELETE", Pattern: "/v1/tuning/{param...}", cmd: "tune unset", perm: permAdmin, mutating: true, handle: s.untune},
-		{Method: "GET", Pattern: "/v1/audit", cmd: "audit list", perm: permRead, handle: s.audit},
-		{Method: "GET", Pattern: "/v1/nodes", cmd: "node list", perm: permRead, handle: s.nodes},
+		{Method: "GET", Pattern: "/v1/tuning", cmd: "tune list", handle: s.tuning},
+		{Method: "PUT", Pattern: "/v1/tuning/{param...}", cmd: "tune set", mutating: true, handle: s.tune},
+		{Method: "DELETE", Pattern: "/v1/tuning/{param...}", cmd: "tune unset", mutating: true, handle: s.untune},
+		{Method: "GET", Pattern: "/v1/audit", cmd: "audit list", handle: s.audit},
+		{Method: "GET", Pattern: "/v1/nodes", cmd: "node list", handle: s.nodes},
 		// A client's own refusals: any token may report its holder's.
 		{Method: "POST", Pattern: "/v1/audit/refusals", cmd: "POST /v1/audit/refusals", perm: permRefusal, handle: s.recordRefusal},
-		{Method: "GET", Pattern: "/v1/names", cmd: "completion", perm: permRead, handle: s.names},
-		{Method: "POST", Pattern: "/v1/purge", cmd: "purge", perm: permAdmin, mutating: true, handle: s.purge},
-		{Method: "GET", Pattern: "/v1/eoio", cmd: "eoio status", perm: permRead, handle: s.eoioStatus},
-		{Method: "POST", Pattern: "/v1/eoio/switch", cmd: "eoio switch", perm: permAdmin, mutating: true, handle: s.eoioSwitch},
+		{Method: "GET", Pattern: "/v1/names", cmd: "completion", handle: s.names},
+		{Method: "POST", Pattern: "/v1/purge", cmd: "purge", mutating: true, handle: s.purge},
+		{Method: "GET", Pattern: "/v1/eoio", cmd: "eoio status", handle: s.eoioStatus},
+		{Method: "POST", Pattern: "/v1/eoio/switch", cmd: "eoio switch", mutating: true, handle: s.eoioSwitch},
 	}
 }
 
-// actionPerm: tx commit and rollback are also the producer's; the other
-// actions are the operator's.
+// actionPerm is what the action's command needs (tx commit and rollback
+// are also the producer's); an action that does not exist needs what the
+// others do, so that only an operator learns that it does not.
 func actionPerm(r *http.Request) perm {
-	if strings.HasPrefix(r.PathValue("action"), "tx.") {
-		return permTx
+	if p, ok := admin.CommandPermission(admin.Action(r.PathValue("action")).Command()); ok {
+		return p
 	}
-	return permOperate
+	return admin.PermOperate
+}
+
+// whoami says who the caller is: its token's name and role and the
+// commands it may run (admin on the socket).
+func (s *Server) whoami(w http.ResponseWriter, r *http.Request) error {
+	id, err := s.opts.Service.WhoAmI(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, id)
+	return nil
 }
 
 // healthz answers while the process is up. It names engine.max_payload,

@@ -57,7 +57,9 @@ type route struct {
 	Method, Pattern string
 	// cmd is the queuectl command that makes the request, for a refusal
 	// to name; an action's is its name ("message.resend" → "message
-	// resend").
+	// resend"). A route of a command needs what the command needs
+	// (admin.CommandPermission); one that serves no command names its
+	// request ("GET /metrics") and its perm.
 	cmd string
 	// perm is what the caller needs; zero means no auth (health checks).
 	perm perm
@@ -70,7 +72,7 @@ type route struct {
 // command is the queuectl command that makes a request of the route.
 func (rt route) command(r *http.Request) string {
 	if rt.cmd == "" {
-		return strings.ReplaceAll(r.PathValue("action"), ".", " ")
+		return admin.Action(r.PathValue("action")).Command()
 	}
 	return rt.cmd
 }
@@ -88,6 +90,11 @@ func New(opts Options) *Server {
 	}
 	s := &Server{opts: opts, tokens: newTokenSet(opts.Tokens), refusals: newRefusalLog()}
 	s.routes = s.table()
+	for i, rt := range s.routes {
+		if p, ok := admin.CommandPermission(rt.cmd); ok {
+			s.routes[i].perm = p
+		}
+	}
 	return s
 }
 
@@ -223,7 +230,7 @@ func (s *Server) wrap(rt route, trusted bool) http.HandlerFunc {
 				writeJSON(w, http.StatusForbidden, wire.ErrorBody{Error: wire.ErrorDetail{Code: "forbidden", Message: msg}})
 				return
 			}
-			ctx = admin.WithCaller(ctx, admin.Caller{Actor: c.name, Source: source(r)})
+			ctx = admin.WithCaller(ctx, admin.Caller{Actor: c.name, Source: source(r), Role: c.role})
 		}
 		if err := rt.handle(w, r.WithContext(ctx)); err != nil {
 			var rf refusal

@@ -24,6 +24,9 @@ type pendingAction struct {
 	tune *admin.TuningEntry
 	// reason says that the dialog's input is the reason of a fail.
 	reason bool
+	// command is the queuectl command the action runs, which the role
+	// must be allowed.
+	command string
 }
 
 // verb describes a message action: its words and the status it leads to.
@@ -245,6 +248,7 @@ func queueAction(items []item) *pendingAction {
 		list = strings.Join(names[:3], ", ") + ", …"
 	}
 	return &pendingAction{
+		command: action.Command(),
 		dialog: components.Dialog{Title: fmt.Sprintf("%s %s (%s)?", word, count(len(names), "queue"), list),
 			Lines: []string{what}},
 		run: func(ctx context.Context, svc admin.Service) (string, error) {
@@ -255,70 +259,6 @@ func queueAction(items []item) *pendingAction {
 			return bulkSummary(past, "queue", res), nil
 		},
 	}
-}
-
-// tuneAction builds the dialog of e: a new value for one tuning entry.
-func tuneAction(e *admin.TuningEntry) *pendingAction {
-	in := textinput.New()
-	in.Prompt = "new value (1–9999, 0 unsets): "
-	in.CharLimit = 4
-	in.SetValue(strconv.Itoa(e.Value))
-	in.CursorEnd()
-	in.Focus()
-	p := &pendingAction{
-		tune: e,
-		dialog: components.Dialog{Title: fmt.Sprintf("Set %s%s (now %d)", e.Param, subLabel(e.Sub), e.Value),
-			Lines: []string{"", "Applies to messages enqueued after the change; existing queues drain as they are."},
-			Input: &in},
-	}
-	p.showTuneChange()
-	return p
-}
-
-// showTuneChange states the change the typed value makes.
-func (p *pendingAction) showTuneChange() {
-	if p.tune == nil {
-		return
-	}
-	e := p.tune
-	v, err := strconv.Atoi(strings.TrimSpace(p.dialog.Input.Value()))
-	switch {
-	case err != nil || v < 0 || v > 9999:
-		p.dialog.Lines[0] = "Type a value from 1 to 9999, or 0 to unset."
-	case v == 0:
-		p.dialog.Lines[0] = fmt.Sprintf("Change: %s%s %d → unset (the default applies).", e.Param, subLabel(e.Sub), e.Value)
-	default:
-		p.dialog.Lines[0] = fmt.Sprintf("Change: %s%s %d → %d.", e.Param, subLabel(e.Sub), e.Value, v)
-	}
-}
-
-// confirmTune turns the typed value into the action: 0 unsets, anything
-// else is the service's to check (and to audit when it refuses it).
-func (p *pendingAction) confirmTune() error {
-	typed := strings.TrimSpace(p.dialog.Input.Value())
-	e := p.tune
-	tp := admin.TuneParams{Param: e.Param, Sub: e.Sub, Value: typed}
-	if typed == "0" {
-		tp = admin.TuneParams{Param: e.Param, Sub: e.Sub, Unset: true}
-	}
-	p.run = func(ctx context.Context, svc admin.Service) (string, error) {
-		got, err := svc.Tune(ctx, tp)
-		if err != nil {
-			return "", err
-		}
-		if tp.Unset {
-			return fmt.Sprintf("%s%s unset: back to %d", e.Param, subLabel(e.Sub), got.Value), nil
-		}
-		return fmt.Sprintf("%s%s: %d → %d", e.Param, subLabel(e.Sub), e.Value, got.Value), nil
-	}
-	return nil
-}
-
-func subLabel(sub string) string {
-	if sub == "" {
-		return ""
-	}
-	return " [" + sub + "]"
 }
 
 func bulkSummary(past, noun string, r *admin.BulkResult) string {

@@ -29,15 +29,25 @@ type Options struct {
 	// Node names what the TUI talks to, for the Nodes view when no node
 	// serves the store.
 	Node string
+	// Target names what the TUI acts on, for the header: the store, or the
+	// server and the context that chose it.
+	Target string
+	// Identity is who the TUI acts for (the service's WhoAmI): the actions
+	// it offers are those the role may run. Run asks the service; nil is
+	// the owner of the store, who may do everything.
+	Identity *admin.Identity
 	// NoColor turns colour off (--no-color, NO_COLOR).
 	NoColor bool
 	// Out is the terminal the styles are made for (default stdout).
 	Out io.Writer
 	// Now is the clock the ages are computed with.
 	Now func() time.Time
-	// Timeout bounds each request to the service (default 10s).
+	// Timeout bounds each request to the service (default DefaultTimeout).
 	Timeout time.Duration
 }
+
+// DefaultTimeout bounds each request when Options do not.
+const DefaultTimeout = 10 * time.Second
 
 // Model is the root model: it holds the pages, routes keys and results to
 // the page on screen, and draws the frame around it.
@@ -48,7 +58,9 @@ type Model struct {
 
 	pages  map[viewID]*listPage
 	detail *detailPage
-	view   viewID
+	// entry is the audit entry enter opened.
+	entry *auditEntryPage
+	view  viewID
 	// back is where esc returns to from a drill-in.
 	back []viewID
 
@@ -59,9 +71,11 @@ type Model struct {
 	helpOffset int
 	paused     bool
 	readOnly   bool
-	// payloadDenied is set once the service refused a payload for want of
-	// permission: the detail view asks for none again, so that a refresh
-	// does not make the server refuse (and audit) the same request anew.
+	// identity is who the TUI acts for.
+	identity *admin.Identity
+	// payloadDenied is set when the role may not read payloads, or once
+	// the service refused one: the detail view asks for none, so that a
+	// refresh does not make the server refuse (and audit) it anew.
 	payloadDenied bool
 	filtering     bool
 	filterInput   textinput.Model
@@ -91,13 +105,17 @@ func New(opts Options) *Model {
 		opts.Out = os.Stdout
 	}
 	if opts.Timeout == 0 {
-		opts.Timeout = 10 * time.Second
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.Identity == nil {
+		opts.Identity = admin.OwnerIdentity("local")
 	}
 	fi := textinput.New()
 	fi.Prompt = "/"
 	m := &Model{
 		opts: opts, keys: DefaultKeyMap(), style: NewStyles(opts.Out, opts.NoColor),
-		readOnly: opts.ReadOnly, width: 80, height: 24, filterInput: fi,
+		identity: opts.Identity, readOnly: opts.ReadOnly || !mayAct(opts.Identity),
+		payloadDenied: !opts.Identity.May("message payload"), width: 80, height: 24, filterInput: fi,
 		pages: map[viewID]*listPage{
 			viewQueues:    newListPage(viewQueues, queueSource{now: opts.Now}),
 			viewBlocked:   newListPage(viewBlocked, queueSource{blocked: true, now: opts.Now}),
@@ -108,11 +126,24 @@ func New(opts Options) *Model {
 			viewMessages:  newListPage(viewMessages, queueMessageSource{now: opts.Now}),
 		},
 	}
+	if m.readOnly && !opts.ReadOnly {
+		m.status = components.StatusLine{Text: "read-only: role " + opts.Identity.Role + " may not change anything"}
+	}
 	return m
 }
 
-// Run starts the TUI on the terminal and returns when the operator quits.
+// Run asks the service who the TUI acts for, unless opts say, and starts
+// the TUI on the terminal; it returns when the operator quits. A server
+// that cannot be reached, a token it refuses, or one that may not read
+// queues ends it before it starts, with the error a command would give.
 func Run(ctx context.Context, opts Options, progOpts ...tea.ProgramOption) error {
+	if opts.Identity == nil {
+		id, err := Identify(ctx, opts.Service, opts.Timeout)
+		if err != nil {
+			return err
+		}
+		opts.Identity = id
+	}
 	progOpts = append([]tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx)}, progOpts...)
 	_, err := tea.NewProgram(New(opts), progOpts...).Run()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
@@ -132,18 +163,18 @@ type (
 		err   error
 	}
 	actedMsg struct {
+		// view is where the action was started: its marks go once it succeeded.
+		view    viewID
 		summary string
 		err     error
 	}
-	probedMsg struct{ readOnly bool }
 )
 
-// Init loads the first view, starts the refresh clock and probes whether
-// the service lets this TUI act.
+// Init starts the refresh clock.
 func (m *Model) Init() tea.Cmd {
 	// The first page is loaded once the terminal's size is known: a page
 	// is as many rows as fit.
-	return tea.Batch(m.tick(), m.probe())
+	return m.tick()
 }
 
 func (m *Model) tick() tea.Cmd {
@@ -153,30 +184,20 @@ func (m *Model) tick() tea.Cmd {
 	return tea.Tick(m.opts.Refresh, func(time.Time) tea.Msg { return tickMsg{} })
 }
 
-// probe asks for a payload that does not exist: a token that may not read
-// payloads (monitor) may not act either, and gets a read-only TUI.
-func (m *Model) probe() tea.Cmd {
-	if m.readOnly {
-		return nil
-	}
-	svc, timeout := m.opts.Service, m.opts.Timeout
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
-		_, err := svc.Payload(ctx, "00000000-0000-7000-8000-000000000000")
-		return probedMsg{readOnly: errors.Is(err, domain.ErrPermission)}
-	}
-}
+// rowsPerPage is how many rows the list area holds: the body less the
+// table's header and the note under the table.
+func (m *Model) rowsPerPage() int { return max(m.bodyHeight()-1-m.noteLines(), 1) }
 
-// rowsPerPage is how many rows the list area holds: the terminal less the
-// tabs, info, header, status and hint lines, and the note under the table.
-func (m *Model) rowsPerPage() int { return max(m.height-5-m.noteLines(), 1) }
+// bodyHeight is the terminal less the header, tab, info, status and hint lines.
+func (m *Model) bodyHeight() int { return max(m.height-5, 1) }
 
 // load refreshes the view on screen: one page of rows, off the UI loop.
 func (m *Model) load() tea.Cmd {
 	m.gen++
 	gen, svc, timeout := m.gen, m.opts.Service, m.opts.Timeout
 	switch m.view {
+	case viewAuditEntry:
+		return nil // the entry came with its row, and never changes
 	case viewDetail:
 		id, withPayload := m.detail.id, !m.payloadDenied
 		m.loading = true
@@ -250,19 +271,17 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.setError(msg.err)
 		} else {
 			m.status, m.loadErr = components.StatusLine{Text: msg.summary}, false
+			// The marks did their work: the next action starts afresh
+			// instead of acting again on rows it has changed.
+			if p, ok := m.pages[msg.view]; ok {
+				clear(p.marks)
+			}
 		}
 		return m, m.load()
 	case dialogMsg:
 		m.preparing = false
 		if m.pending == nil && msg.pending != nil {
 			m.pending = msg.pending
-		}
-		return m, nil
-	case probedMsg:
-		m.payloadDenied = m.payloadDenied || msg.readOnly
-		if msg.readOnly && !m.readOnly {
-			m.readOnly = true
-			m.status = components.StatusLine{Text: "read-only: this token may not change anything"}
 		}
 		return m, nil
 	case tea.KeyMsg:
@@ -290,7 +309,9 @@ func (m *Model) clearLoadError() {
 // confirm runs the dialog's action off the UI loop.
 func (m *Model) confirm() tea.Cmd {
 	p := m.pending
-	if p.tune != nil && p.run == nil {
+	if p.tune != nil {
+		// Checked here, by the rule the service applies, so that the
+		// dialog stays open to correct it.
 		if err := p.confirmTune(); err != nil {
 			m.status = components.StatusLine{Text: err.Error(), Error: true}
 			return nil
@@ -304,12 +325,12 @@ func (m *Model) confirm() tea.Cmd {
 		}
 	}
 	p.dialog.Busy = true
-	svc, timeout := m.opts.Service, m.opts.Timeout
+	svc, timeout, view := m.opts.Service, m.opts.Timeout, m.view
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		s, err := p.run(ctx, svc)
-		return actedMsg{summary: s, err: err}
+		return actedMsg{view: view, summary: s, err: err}
 	}
 }
 
@@ -343,13 +364,18 @@ func (m *Model) drill() tea.Cmd {
 		if m.detail == nil || m.detail.id != it.msg.ID {
 			m.detail = &detailPage{id: it.msg.ID}
 		}
+	case it.audit != nil:
+		m.entry = &auditEntryPage{entry: it.audit}
 	default:
 		return nil
 	}
 	m.back = append(m.back, m.view)
-	if it.queue != nil {
+	switch {
+	case it.queue != nil:
 		m.view = viewMessages
-	} else {
+	case it.audit != nil:
+		m.view = viewAuditEntry
+	default:
 		m.view = viewDetail
 	}
 	return m.load()

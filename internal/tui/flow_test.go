@@ -142,16 +142,6 @@ func TestMarksSurviveRefresh(t *testing.T) {
 	require.Equal(t, 0, p.cursor)
 }
 
-// TestNarrow is the Queues view on an 80×24 terminal: columns are left out,
-// not squeezed.
-func TestNarrow(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	tm := start(t, options(b.svc), 80, 24)
-	m := finish(t, tm)
-	teatest.RequireEqualOutput(t, []byte(b.scrub(m.View())))
-}
-
 // TestFailReason: the fail dialog takes a reason, which the message's
 // history records; a reason over the limit of 1 KiB (the input counts
 // characters, the limit bytes) is refused and the dialog stays open to
@@ -222,7 +212,7 @@ func TestKeyLines(t *testing.T) {
 	require.NotContains(t, m.hints(), "resend")
 	m.view = viewBlocked
 	require.Contains(t, m.hints(), "r resend")
-	require.Contains(t, m.helpView(40), "space          mark or unmark the row, then move down")
+	require.Contains(t, m.helpView(120, 40), "space          mark or unmark the row, then move down")
 }
 
 // TestNodesNoteWraps: the Nodes view's note when no node serves the store is

@@ -10,6 +10,7 @@ type KeyMap struct {
 	Filter, Sort, Reverse           key.Binding
 	Mark, MarkAll                   key.Binding
 	Resend, Fail, StopStart, Edit   key.Binding
+	Unset                           key.Binding
 	// Release is r in the Blacklist view, for its key line.
 	Release         key.Binding
 	Refresh, Pause  key.Binding
@@ -31,7 +32,7 @@ func DefaultKeyMap() KeyMap {
 		NextView:  b("next view", "tab"),
 		PrevView:  b("previous view", "shift+tab"),
 		Views:     b("Queues, Blocked, Blacklist, Tuning, Nodes, Audit", "1", "2", "3", "4", "5", "6"),
-		Enter:     b("drill in: a queue's messages, a message's detail", "enter"),
+		Enter:     b("drill in: a queue's messages, a message's detail, an audit entry", "enter"),
 		Back:      b("go back; clear the filter", "esc"),
 		Filter:    b("filter the list (queue names: the store filters; other lists: the rows shown)", "/"),
 		Sort:      b("sort the rows shown by the next column", "o"),
@@ -43,6 +44,7 @@ func DefaultKeyMap() KeyMap {
 		Fail:      b("fail the selection", "f"),
 		StopStart: b("stop or start the selected queues", "s"),
 		Edit:      b("edit the selected tuning value", "e"),
+		Unset:     b("unset the selected tuning value", "u"),
 		Refresh:   b("refresh now", "ctrl+r"),
 		Pause:     b("pause or resume live refresh", "p"),
 		Help:      b("show or hide this help", "?"),
@@ -58,7 +60,7 @@ func (k KeyMap) helpRows(readOnly bool) []key.Binding {
 	rows := []key.Binding{k.Up, k.Down, k.PageDown, k.PageUp, k.Top, k.NextView, k.PrevView, k.Views, k.Enter, k.Back,
 		k.Filter, k.Sort, k.Reverse, k.Mark, k.MarkAll}
 	if !readOnly {
-		rows = append(rows, k.Resend, k.Fail, k.StopStart, k.Edit, k.Confirm, k.Cancel)
+		rows = append(rows, k.Resend, k.Fail, k.StopStart, k.Edit, k.Unset, k.Confirm, k.Cancel)
 	}
 	return append(rows, k.Refresh, k.Pause, k.Help, k.Quit)
 }

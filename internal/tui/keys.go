@@ -32,11 +32,9 @@ func (m *Model) handleKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case m.filtering:
 		return m, m.filterKey(msg)
 	case m.help:
-		if key.Matches(msg, k.Quit) && msg.String() == "q" {
-			return m, tea.Quit
-		}
 		switch {
-		case key.Matches(msg, k.Help, k.Back):
+		case key.Matches(msg, k.Help, k.Back, k.Quit):
+			// q too: quitting is one q away once the help is closed.
 			m.help = false
 		case key.Matches(msg, k.Down):
 			m.helpOffset++
@@ -74,6 +72,8 @@ func (m *Model) handleKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, m.goBack()
 	case m.view == viewDetail:
 		return m, m.detailKey(msg)
+	case m.view == viewAuditEntry:
+		m.scroll(msg, &m.entry.offset)
 	case p == nil:
 	case key.Matches(msg, k.Up):
 		if p.cursor == 0 && !p.lost && p.prevPage() {
@@ -118,7 +118,7 @@ func (m *Model) handleKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		}
 	case key.Matches(msg, k.MarkAll):
 		p.markAll()
-	case key.Matches(msg, k.Resend, k.Fail, k.StopStart, k.Edit):
+	case key.Matches(msg, k.Resend, k.Fail, k.StopStart, k.Edit, k.Unset):
 		return m, m.startAction(msg, p.selection())
 	}
 	return m, nil
@@ -160,20 +160,32 @@ func (m *Model) topIndex() int {
 func (m *Model) detailKey(msg tea.KeyMsg) tea.Cmd {
 	k, d := m.keys, m.detail
 	switch {
-	case key.Matches(msg, k.Up):
-		d.offset = max(d.offset-1, 0)
-	case key.Matches(msg, k.Down):
-		d.offset++
-	case key.Matches(msg, k.PageDown):
-		d.offset += m.height - 4
-	case key.Matches(msg, k.PageUp):
-		d.offset = max(d.offset-(m.height-4), 0)
-	case key.Matches(msg, k.Top):
-		d.offset = 0
+	case m.scroll(msg, &d.offset):
 	case key.Matches(msg, k.Resend, k.Fail) && d.msg != nil:
 		return m.startAction(msg, []item{{key: d.msg.ID, msg: d.msg}})
 	}
 	return nil
+}
+
+// scroll moves a text view's window by a line, a page, or to the top, and
+// reports whether the key was one of those.
+func (m *Model) scroll(msg tea.KeyMsg, offset *int) bool {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Up):
+		*offset = max(*offset-1, 0)
+	case key.Matches(msg, k.Down):
+		*offset++
+	case key.Matches(msg, k.PageDown):
+		*offset += m.bodyHeight()
+	case key.Matches(msg, k.PageUp):
+		*offset = max(*offset-m.bodyHeight(), 0)
+	case key.Matches(msg, k.Top):
+		*offset = 0
+	default:
+		return false
+	}
+	return true
 }
 
 // startAction opens the confirmation dialog of r, f, s or e — for r and f
@@ -210,6 +222,9 @@ func (m *Model) startAction(msg tea.KeyMsg, sel []item) tea.Cmd {
 		if m.view == viewTuning || m.view == viewNodes || m.view == viewAudit {
 			break
 		}
+		if !m.mayRun(msg, v.action.Command()) {
+			return nil
+		}
 		ts := targets(sel)
 		if slices.ContainsFunc(ts, v.applies) {
 			return m.prepareMessageAction(v, ts)
@@ -223,9 +238,20 @@ func (m *Model) startAction(msg tea.KeyMsg, sel []item) tea.Cmd {
 		if m.view == viewTuning && sel[0].tune != nil {
 			p = tuneAction(sel[0].tune)
 		}
+	case key.Matches(msg, k.Unset):
+		if e := sel[0].tune; m.view == viewTuning && e != nil {
+			if !e.Set {
+				why = e.Param + subLabel(e.Sub) + " is not set; nothing to unset"
+				break
+			}
+			p = unsetAction(e)
+		}
 	}
 	if p == nil {
 		m.status = components.StatusLine{Text: msg.String() + ": " + why, Error: true}
+		return nil
+	}
+	if !m.mayRun(msg, p.command) {
 		return nil
 	}
 	m.pending = p

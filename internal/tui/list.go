@@ -23,6 +23,7 @@ const (
 	viewAudit
 	viewMessages
 	viewDetail
+	viewAuditEntry
 )
 
 // topViews are the views tab and the number keys reach, in order.
@@ -31,6 +32,7 @@ var topViews = []viewID{viewQueues, viewBlocked, viewBlacklist, viewTuning, view
 var viewNames = map[viewID]string{
 	viewQueues: "Queues", viewBlocked: "Blocked", viewBlacklist: "Blacklist", viewTuning: "Tuning",
 	viewNodes: "Nodes", viewAudit: "Audit", viewMessages: "Messages", viewDetail: "Message",
+	viewAuditEntry: "Audit entry",
 }
 
 // item is one row of a list view together with the object it shows.
@@ -43,6 +45,7 @@ type item struct {
 	queue *domain.Queue
 	msg   *domain.Message
 	tune  *admin.TuningEntry
+	audit *domain.AuditEntry
 }
 
 // pageQuery is what one refresh asks the service for: one page of rows.

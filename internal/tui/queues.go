@@ -26,7 +26,10 @@ func (s queueSource) columns() []components.Column {
 	// the line under the table too) and the qos (in the queue's name) go first.
 	if s.blocked {
 		return []components.Column{col("QUEUE", 24), optional("QOS", 4, 8), optional("HEAD", 36, 9), col("STATUS", 6),
-			optional("SINCE", 5, 3), optional("ATTEMPTS", 8, 5), optional("CRASHES", 7, 4), optional("BEHIND", 8, 2), col("ERROR", 80)}
+			optional("SINCE", 5, 3), optional("ATTEMPTS", 8, 5), optional("CRASHES", 7, 4), optional("BEHIND", 8, 2),
+			// The error is whole under the table: at 80 columns the
+			// counts an operator decides by stay, even by a long name.
+			{Title: "ERROR", Width: 80, Min: 8}}
 	}
 	return []components.Column{col("QUEUE", 24), optional("QOS", 4, 7), optional("STAGE", 8, 8), col("STATE", 7), col("DEPTH", 8),
 		optional("TBDL", 8, 6), optional("WAIT", 8, 5), optional("HOLD", 8, 4), col("NDLV", 8), col("HEAD", 5),

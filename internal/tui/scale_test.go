@@ -67,8 +67,8 @@ func (s *manyQueues) calls() ([]admin.QueueFilter, []int) {
 func TestTenThousandQueues(t *testing.T) {
 	t.Parallel()
 	svc := &manyQueues{}
-	tm := start(t, options(svc), 120, 30, "XBQIQ00022")
-	rows := 30 - 7 // tabs, info, header, note (2), status and keys
+	tm := start(t, options(svc), 120, 30, "XBQIQ00021")
+	rows := 30 - 8 // header, tabs, info, table header, note (2), status and keys
 	filters, handed := svc.calls()
 	require.Len(t, filters, 1)
 	require.Equal(t, rows+1, filters[0].Limit, "one page and one row to learn whether more follow")
@@ -76,7 +76,7 @@ func TestTenThousandQueues(t *testing.T) {
 	require.LessOrEqual(t, handed[0], rows+1)
 
 	press(tm, "n")
-	waitFor(t, tm, "XBQIQ00045")
+	waitFor(t, tm, "XBQIQ00043")
 	press(tm, "n")
 	waitFor(t, tm, "page 3")
 	m := finish(t, tm)
@@ -84,29 +84,29 @@ func TestTenThousandQueues(t *testing.T) {
 
 	filters, handed = svc.calls()
 	require.Len(t, filters, 3)
-	require.Equal(t, "XBQIQ00022", filters[1].After)
-	require.Equal(t, "XBQIQ00045", filters[2].After)
+	require.Equal(t, "XBQIQ00021", filters[1].After)
+	require.Equal(t, "XBQIQ00043", filters[2].After)
 	for i, f := range filters {
 		require.Equal(t, rows+1, f.Limit)
 		require.LessOrEqual(t, handed[i], rows+1)
 	}
 	p := m.pages[viewQueues]
 	require.Len(t, p.items, rows)
-	require.Equal(t, "XBQIQ00046", p.items[0].key)
+	require.Equal(t, "XBQIQ00044", p.items[0].key)
 }
 
 // TestResize reflows: a shorter terminal reloads a shorter page.
 func TestResize(t *testing.T) {
 	t.Parallel()
 	svc := &manyQueues{}
-	tm := start(t, options(svc), 120, 30, "XBQIQ00022")
+	tm := start(t, options(svc), 120, 30, "XBQIQ00021")
 	tm.Send(tea.WindowSizeMsg{Width: 80, Height: 12})
-	waitFor(t, tm, "page 1 · 5 rows")
+	waitFor(t, tm, "page 1 · 4 rows")
 	m := finish(t, tm)
 	teatest.RequireEqualOutput(t, []byte(m.View()))
 	filters, _ := svc.calls()
 	require.Len(t, filters, 2)
-	require.Equal(t, 6, filters[1].Limit)
+	require.Equal(t, 5, filters[1].Limit)
 }
 
 // failingQueues fails every listing after the first.
@@ -139,29 +139,31 @@ func TestRefreshFails(t *testing.T) {
 	require.Len(t, m.pages[viewQueues].items, 2)
 }
 
-// monitorService answers like the API does for a monitor token: reading is
-// allowed, payloads and actions are not.
-type monitorService struct{ admin.Service }
-
-var errForbidden = fmt.Errorf("%w: token %q (role monitor) may not do this", domain.ErrPermission, "ops-monitor")
-
-func (monitorService) Payload(context.Context, string) ([]byte, error) { return nil, errForbidden }
-func (monitorService) Act(context.Context, admin.ActParams) (*admin.BulkResult, error) {
-	return nil, errForbidden
-}
-
-// TestMonitorIsReadOnly: the probe finds that the token may not act, so the
-// TUI hides the actions and refuses their keys.
+// TestMonitorIsReadOnly: a monitor token, against a real server, gets a
+// read-only TUI that refuses the action keys — and starting it writes
+// nothing to the audit log: the TUI asks who it is, it does not try.
 func TestMonitorIsReadOnly(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	tm := start(t, options(monitorService{b.svc}), 120, 24, "READ-ONLY")
+	opts := remoteOptions(t, b, "monitor")
+	tm := start(t, opts, 120, 40, "READ-ONLY")
 	press(tm, "f")
 	waitFor(t, tm, "read-only: actions are off")
+	press(tm, "2")
+	waitFor(t, tm, "BEHIND")
+	press(tm, "enter")
+	waitFor(t, tm, "SEQ")
+	press(tm, "enter")
+	waitFor(t, tm, "(not shown: this token may not read payloads)")
 	m := finish(t, tm)
-	teatest.RequireEqualOutput(t, []byte(b.scrub(m.View())))
 	require.Nil(t, m.pending)
+	require.Contains(t, m.View(), "as ops-monitor, role monitor")
+	for _, e := range auditLog(t, b) {
+		require.NotEqual(t, "ops-monitor", e.Actor, "no request was refused, so none is audited: %+v", e)
+	}
 }
+
+var errForbidden = fmt.Errorf("%w: token %q (role monitor) may not do this", domain.ErrPermission, "ops-monitor")
 
 // actDenied may read payloads but is refused every action, as when a
 // token's role changed while the TUI ran.
@@ -195,32 +197,32 @@ func TestReadOnlyFlag(t *testing.T) {
 	opts.ReadOnly = true
 	tm := start(t, opts, 120, 24)
 	press(tm, "?")
-	waitFor(t, tm, "read-only: r f s e are off")
+	waitFor(t, tm, "read-only: r f s e u are off")
 	m := finish(t, tm)
 	teatest.RequireEqualOutput(t, []byte(b.scrub(m.View())))
 }
 
-// payloadCounter is a monitor's service that counts the payloads asked of it.
+// payloadCounter counts the payloads asked of a service that refuses them,
+// as the API does for a token whose role lost its payloads while the TUI ran.
 type payloadCounter struct {
-	monitorService
+	admin.Service
 	asked atomic.Int32
 }
 
-func (p *payloadCounter) Payload(ctx context.Context, id string) ([]byte, error) {
+func (p *payloadCounter) Payload(context.Context, string) ([]byte, error) {
 	p.asked.Add(1)
-	return p.monitorService.Payload(ctx, id)
+	return nil, errForbidden
 }
 
 // TestDeniedPayloadIsNotAskedAgain: once the service refused a payload
 // for want of permission, refreshing the detail view asks for none again —
 // on a server, each refusal would be a denied request in the audit log.
+// A role that may not read payloads is never asked for one.
 func TestDeniedPayloadIsNotAskedAgain(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	svc := &payloadCounter{monitorService: monitorService{b.svc}}
-	opts := options(svc)
-	opts.ReadOnly = true // no probe: the detail view is the first to ask
-	m := New(opts)
+	svc := &payloadCounter{Service: b.svc}
+	m := New(options(svc))
 	m.view, m.detail = viewDetail, &detailPage{id: b.head}
 	for range 5 {
 		m.Update(m.load()())
@@ -228,13 +230,14 @@ func TestDeniedPayloadIsNotAskedAgain(t *testing.T) {
 	require.Equal(t, int32(1), svc.asked.Load())
 	require.Contains(t, strings.Join(m.detail.lines(now), "\n"), "(not shown: this token may not read payloads)")
 
-	// The probe of a TUI that is not read-only finds it out first.
-	svc = &payloadCounter{monitorService: monitorService{b.svc}}
-	m = New(options(svc))
-	m.Update(m.probe()())
+	svc = &payloadCounter{Service: b.svc}
+	opts := options(svc)
+	opts.Identity = admin.NewIdentity("ops-monitor", admin.RoleMonitor)
+	m = New(opts)
 	m.view, m.detail = viewDetail, &detailPage{id: b.head}
 	for range 5 {
 		m.Update(m.load()())
 	}
-	require.Equal(t, int32(1), svc.asked.Load(), "the probe's request only")
+	require.Zero(t, svc.asked.Load(), "the role says it first")
+	require.Contains(t, strings.Join(m.detail.lines(now), "\n"), "(not shown: this token may not read payloads)")
 }

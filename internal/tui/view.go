@@ -15,18 +15,37 @@ import (
 // View draws the frame: tabs, the view's info line, the view (or the help,
 // or a dialog over it), the status line and the key hints.
 func (m *Model) View() string {
-	w, h := m.width, m.height
-	body := m.body(w, h-4)
+	w, h := m.width, m.bodyHeight()
+	body := m.body(w, h)
 	if m.help {
-		body = m.helpView(h - 4)
+		body = m.helpView(w, h)
 	}
 	if m.pending != nil {
-		body = lipgloss.Place(w, h-4, lipgloss.Center, lipgloss.Center,
+		body = lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center,
 			m.pending.dialog.View(w, m.style.Dialog))
 	}
-	body = fitLines(body, w, h-4)
-	lines := []string{m.tabs(), m.info(), body, m.statusLine(), m.hints()}
+	body = fitLines(body, w, h)
+	lines := []string{m.header(), m.tabs(), m.info(), body, m.statusLine(), m.hints()}
 	return strings.Join(lines, "\n")
+}
+
+// header names what the TUI acts on and for whom, as k9s does: the store,
+// or the server and the context that chose it, and the role. A target too
+// long for the line loses its start, so that a file's name and the role stay.
+func (m *Model) header() string {
+	who := m.who()
+	target := m.opts.Target
+	if target == "" {
+		return ansi.Truncate(who, m.width, "…")
+	}
+	room := m.width - ansi.StringWidth(who+" · ")
+	if room < 12 {
+		return ansi.Truncate(target+" · "+who, m.width, "…")
+	}
+	if tw := ansi.StringWidth(target); tw > room {
+		target = "…" + ansi.TruncateLeft(target, tw-room+1, "")
+	}
+	return m.style.Title.Render(target) + " · " + who
 }
 
 // fitLines cuts or pads s to exactly height lines of at most width columns,
@@ -45,18 +64,39 @@ func fitLines(s string, width, height int) string {
 	return strings.Join(lines, "\n")
 }
 
+// tabs is the tab bar: every view's number and name, the current one in
+// brackets. A narrow terminal gets it without padding, then with only the
+// numbers of the other views, so that every view keeps its tab.
 func (m *Model) tabs() string {
-	var parts []string
 	cur := m.topIndex()
-	for i, v := range topViews {
-		label := fmt.Sprintf("%d %s", i+1, viewNames[v])
-		if i == cur {
-			parts = append(parts, m.style.ActiveTab.Render("["+label+"]"))
-		} else {
-			parts = append(parts, m.style.Tab.Render(" "+label+" "))
+	bar := func(padded, names bool) string {
+		var parts []string
+		for i, v := range topViews {
+			label := fmt.Sprintf("%d %s", i+1, viewNames[v])
+			switch {
+			case i == cur && padded:
+				parts = append(parts, m.style.ActiveTab.Render("["+label+"]"))
+			case i == cur:
+				parts = append(parts, m.style.ActiveTab.UnsetPadding().Render("["+label+"]"))
+			case padded:
+				parts = append(parts, m.style.Tab.Render(" "+label+" "))
+			case names:
+				parts = append(parts, label)
+			default:
+				parts = append(parts, fmt.Sprint(i+1))
+			}
+		}
+		if padded {
+			return strings.Join(parts, "")
+		}
+		return strings.Join(parts, " ")
+	}
+	for _, b := range []string{bar(true, true), bar(false, true), bar(false, false)} {
+		if ansi.StringWidth(b) <= m.width {
+			return b
 		}
 	}
-	return ansi.Truncate(strings.Join(parts, ""), m.width, "…")
+	return ansi.Truncate(bar(false, false), m.width, "…")
 }
 
 // info says what the view holds: rows, page, filter, sort, marks, modes.
@@ -67,6 +107,8 @@ func (m *Model) info() string {
 		parts = append(parts, "Messages of "+m.pages[viewMessages].queue)
 	case viewDetail:
 		parts = append(parts, "Message "+m.detail.id)
+	case viewAuditEntry:
+		parts = append(parts, fmt.Sprintf("Audit entry %d", m.entry.entry.Seq))
 	}
 	if p, ok := m.pages[m.view]; ok && p.loaded {
 		vis := p.visible()
@@ -100,11 +142,9 @@ func (m *Model) info() string {
 func (m *Model) body(w, h int) string {
 	switch m.view {
 	case viewDetail:
-		// Long errors and history reasons wrap rather than run off the edge.
-		lines := strings.Split(ansi.Wrap(strings.Join(m.detail.lines(m.opts.Now()), "\n"), w, " "), "\n")
-		off := min(m.detail.offset, max(len(lines)-h, 0))
-		m.detail.offset = off
-		return strings.Join(lines[off:], "\n")
+		return textBody(m.detail.lines(m.opts.Now()), &m.detail.offset, w, h)
+	case viewAuditEntry:
+		return textBody(m.entry.lines(), &m.entry.offset, w, h)
 	}
 	p := m.pages[m.view]
 	if !p.loaded {
@@ -127,10 +167,68 @@ func (m *Model) body(w, h int) string {
 // of the row under the cursor: its error in full.
 func (m *Model) noteLines() int {
 	switch m.view {
-	case viewQueues, viewBlocked, viewBlacklist, viewMessages:
+	case viewQueues, viewBlocked, viewBlacklist, viewMessages, viewAudit:
 		return 2
 	}
 	return 0
+}
+
+// textBody is the window from offset on of a text view's lines (a
+// message's or an audit entry's detail), each wrapped to width with its
+// continuation indented under the text it continues; offset is kept within
+// the text.
+func textBody(text []string, offset *int, width, height int) string {
+	var lines []string
+	for _, l := range text {
+		lines = append(lines, hang(l, width, continuationIndent(l))...)
+	}
+	*offset = min(*offset, max(len(lines)-height, 0))
+	return strings.Join(lines[*offset:], "\n")
+}
+
+// continuationIndent is where the continuation of a wrapped line starts:
+// under the value of a "key: value" line, and two columns further in than
+// the line itself otherwise (an error text, a history entry).
+func continuationIndent(line string) int {
+	lead := len(line) - len(strings.TrimLeft(line, " "))
+	if i := strings.Index(line, ": "); lead == 0 && i > 0 {
+		value := line[i+1:]
+		return i + 1 + len(value) - len(strings.TrimLeft(value, " "))
+	}
+	return lead + 2
+}
+
+// hang wraps line to width columns at spaces — a message id, with its
+// hyphens, stays whole on a line — and a word longer than a line where the
+// line ends; the lines that continue it start indent columns in (at most
+// half the width). Its text is plain: the views escape what others wrote.
+func hang(line string, width, indent int) []string {
+	width = max(width, 1)
+	indent = min(indent, width/2)
+	var out []string
+	pad := ""
+	for {
+		room := width - len(pad)
+		if ansi.StringWidth(line) <= room {
+			return append(out, pad+line)
+		}
+		fit := ansi.Truncate(line, room, "")
+		if fit == "" {
+			return append(out, pad+line) // a character wider than the room
+		}
+		if line[len(fit)] != ' ' {
+			// Back to the last space, unless that leaves only indentation.
+			if i := strings.LastIndexByte(fit, ' '); i > 0 && strings.TrimLeft(fit[:i], " ") != "" {
+				fit = fit[:i]
+			}
+		}
+		out = append(out, pad+strings.TrimRight(fit, " "))
+		line = strings.TrimLeft(line[len(fit):], " ")
+		if line == "" {
+			return out
+		}
+		pad = strings.Repeat(" ", indent)
+	}
 }
 
 // note is the row under the cursor's note, wrapped to lines lines of width
@@ -143,7 +241,7 @@ func (m *Model) note(p *listPage, width, lines int) string {
 		}
 		return ""
 	}
-	wrapped := strings.Split(ansi.Wrap("▸ "+it.note, max(width-2, 10), " "), "\n")
+	wrapped := hang("▸ "+it.note, max(width-2, 10), 0)
 	if len(wrapped) > lines {
 		wrapped = wrapped[:lines]
 		wrapped[lines-1] = ansi.Truncate(wrapped[lines-1]+" …", max(width-2, 10), "…")
@@ -199,17 +297,26 @@ func (m *Model) statusLine() string {
 func (m *Model) hints() string {
 	k := m.keys
 	list := []key.Binding{k.Help, k.Filter, k.Mark}
-	if !m.readOnly {
-		switch m.view {
-		case viewQueues, viewBlocked:
-			list = append(list, k.Resend, k.Fail, k.StopStart)
-		case viewBlacklist:
-			list = append(list, k.Release, k.Fail)
-		case viewMessages, viewDetail:
-			list = append(list, k.Resend, k.Fail)
-		case viewTuning:
-			list = append(list, k.Edit)
+	// An action's key shows where it applies and the role may run it.
+	offer := func(b key.Binding, command string) {
+		if !m.readOnly && m.identity.May(command) {
+			list = append(list, b)
 		}
+	}
+	switch m.view {
+	case viewQueues, viewBlocked:
+		offer(k.Resend, "message resend")
+		offer(k.Fail, "message fail")
+		offer(k.StopStart, "queue stop")
+	case viewBlacklist:
+		offer(k.Release, "blacklist release")
+		offer(k.Fail, "blacklist fail")
+	case viewMessages, viewDetail:
+		offer(k.Resend, "message resend")
+		offer(k.Fail, "message fail")
+	case viewTuning:
+		offer(k.Edit, "tune set")
+		offer(k.Unset, "tune unset")
 	}
 	list = append(list, k.Enter, k.Back, k.Quit)
 	// Left out first when the line is too long: mark, filter, back, enter, quit.
@@ -263,15 +370,15 @@ func keyNames(b key.Binding) string {
 	return strings.Join(names, " ")
 }
 
-// helpView lists every key, from the help's scroll offset on.
-func (m *Model) helpView(height int) string {
-	title := m.style.Title.Render("Keys") + "   (j/k scroll · ? or esc closes)"
+// helpView lists every key, wrapped to width, from the help's scroll
+// offset on.
+func (m *Model) helpView(width, height int) string {
+	lines := []string{m.style.Title.Render("Keys") + "   (j/k scroll · ?, q or esc closes)"}
 	if m.readOnly {
-		title += "   read-only: r f s e are off"
+		lines = append(lines, "  read-only: r f s e u are off")
 	}
-	lines := []string{title}
 	for _, k := range m.keys.helpRows(m.readOnly) {
-		lines = append(lines, fmt.Sprintf("  %-14s %s", keyNames(k), k.Help().Desc))
+		lines = append(lines, hang(fmt.Sprintf("  %-14s %s", keyNames(k), k.Help().Desc), width, 17)...)
 	}
 	m.helpOffset = min(m.helpOffset, max(len(lines)-height, 0))
 	return strings.Join(lines[m.helpOffset:], "\n")

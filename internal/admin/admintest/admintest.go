@@ -77,6 +77,7 @@ func Run(t *testing.T, newService NewService) {
 		{"ActMany", testActMany},
 		{"ActSelection", testActSelection},
 		{"Nodes", testNodes},
+		{"WhoAmI", testWhoAmI},
 		{"Tuning", testTuning},
 		{"TuneInvalid", testTuneInvalid},
 		{"TuneStoredReceiver", testTuneStoredReceiver},

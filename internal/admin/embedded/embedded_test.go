@@ -136,6 +136,11 @@ func TestThroughTheHoldersSocket(t *testing.T) {
 		return nil
 	}))
 	require.Equal(t, []string{"local:alice unix"}, actors, "the operator, not the socket, acted")
+	id, err := b.svc.WhoAmI(b.ctx)
+	require.NoError(t, err)
+	require.Equal(t, "local:alice", id.Name, "the socket answers for the operator")
+	require.Equal(t, admin.RoleAdmin, id.Role)
+	require.True(t, id.May("tune set"))
 
 	holder.release()
 	require.NoFileExists(t, b.path+".sock", "the socket goes with the hold")

@@ -203,18 +203,7 @@ func (s *Service) checkTuning(ctx context.Context, p admin.TuneParams) (int, err
 		}
 		return 0, nil
 	}
-	v, ok := domain.ParseWholeNumber(p.Value)
-	switch {
-	case !ok:
-		return 0, domain.Invalidf("value %q for %s is not a whole number from 1 to %d; nothing was changed", p.Value, param, admin.MaxParallel)
-	case v == 0:
-		return 0, domain.WithHint(domain.ErrInvalid,
-			fmt.Sprintf("value 0 for %s is out of range: values are 1 to %d; nothing was changed", param, admin.MaxParallel),
-			"to go back to the default, unset the value (queuectl tune unset)")
-	case v < 1 || v > admin.MaxParallel:
-		return 0, domain.Invalidf("value %d for %s must be from 1 to %d; nothing was changed", v, param, admin.MaxParallel)
-	}
-	return v, nil
+	return admin.ParseTuningValue(param, p.Value)
 }
 
 // valuedReceivers are the receivers with an EO_OUTBOUND_PARALLEL value of

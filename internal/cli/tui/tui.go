@@ -3,6 +3,7 @@ package tui
 
 import (
 	"context"
+	"path/filepath"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -38,11 +39,14 @@ queue, a Message's detail, Tuning, Nodes and Audit, refreshed live.
 Keys: tab or 1-6 switch views, enter drills in, esc goes back, / filters,
 o sorts by the next column, space marks a row, ctrl+a marks all shown,
 r resends (releases in Blacklist), f fails, s stops or starts a queue,
-e edits a tuning value, p pauses the refresh, ? lists every key, q quits.
-Every action asks first, saying what changes and how many messages.
+e edits and u unsets a tuning value, p pauses the refresh, ? lists every
+key, q quits. Every action asks first, saying what changes and how many
+messages.
 
 It works on the embedded store or, with --server or a context, against a
-server; a token that may not act (monitor) gets a read-only TUI.
+server; the first line names which, and the token's role. It offers the
+actions the role may run: a monitor token gets a read-only TUI. A server
+that cannot be reached exits 6, a token it refuses exits 7.
 --timeout bounds each request, not the session.`,
 		Example: `  queuectl tui
   queuectl tui --refresh 5s --read-only
@@ -78,18 +82,51 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	t := tui.Options{
 		Service: svc, Refresh: opts.Refresh, ReadOnly: opts.ReadOnly, NoColor: c.NoColor, Now: opts.Now,
-		Out: opts.IO.Out, Timeout: c.Timeout, Node: nodeLabel(c, svc),
+		Out: opts.IO.Out, Timeout: c.Timeout, Node: nodeLabel(c, svc), Target: target(c, svc),
 	}
 	// --timeout bounds each request, not the session, whose end is q or a signal.
 	return tui.Run(context.WithoutCancel(ctx), t, tea.WithInput(opts.IO.In), tea.WithOutput(opts.IO.Out))
 }
 
+// target names what the TUI acts on, for its header: the server or the
+// store, and the context that chose it.
+func target(c *config.Config, svc admin.Service) string {
+	where := "server " + serverOf(c)
+	if _, ok := svc.(*remote.Client); !ok {
+		where = "store " + storeOf(c)
+	}
+	if name, _ := cmdutil.ContextTarget(c); name != "" {
+		return "context " + name + " · " + where
+	}
+	return where
+}
+
 // nodeLabel names the node the TUI talks to: this process, or the server.
 func nodeLabel(c *config.Config, svc admin.Service) string {
 	if _, ok := svc.(*remote.Client); !ok {
-		path, _ := cmdutil.StorePath(c)
-		return "embedded: the store " + path + " (or, while another process holds it, that process)"
+		return "embedded: the store " + storeOf(c) + " (or, while another process holds it, that process)"
 	}
+	return "server " + serverOf(c)
+}
+
+// storeOf names the store of embedded mode: the file, or the database
+// with its password hidden.
+func storeOf(c *config.Config) string {
+	loc, err := cmdutil.ResolveStore(c)
+	switch {
+	case err != nil:
+		return "?"
+	case loc.Postgres != "":
+		return config.RedactURL(loc.Postgres)
+	}
+	if abs, err := filepath.Abs(loc.Path); err == nil {
+		return abs
+	}
+	return loc.Path
+}
+
+// serverOf names the server of remote mode: --server, or the context's.
+func serverOf(c *config.Config) string {
 	server := c.ServerURL
 	if name := c.Context; server == "" && name != "" {
 		server = c.Contexts[name].Server
@@ -97,10 +134,5 @@ func nodeLabel(c *config.Config, svc admin.Service) string {
 	if server == "" && c.CurrentContext != "" {
 		server = c.Contexts[c.CurrentContext].Server
 	}
-	if server == "" {
-		if path, err := cmdutil.StorePath(c); err == nil {
-			server = "unix://" + path + ".sock"
-		}
-	}
-	return "server " + server
+	return server
 }

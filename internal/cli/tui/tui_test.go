@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuectl/queuectl/internal/admin"
+	"github.com/queuectl/queuectl/internal/admin/remote"
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
 	"github.com/queuectl/queuectl/internal/config"
 	"github.com/queuectl/queuectl/internal/domain"
@@ -65,4 +66,26 @@ func TestNodeLabel(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, "embedded: the store /var/lib/q.db (or, while another process holds it, that process)",
 		nodeLabel(&config.Config{DB: "/var/lib/q.db"}, nil))
+}
+
+// TestTarget: the header names the store, or the server, and the context
+// that chose it.
+func TestTarget(t *testing.T) {
+	t.Parallel()
+	client, err := remote.New(remote.Options{Server: "https://queuectl.example:7870"})
+	require.NoError(t, err)
+	prod := map[string]config.Context{"prod": {Server: "https://queuectl.example:7870"}}
+	for _, c := range []struct {
+		config *config.Config
+		svc    admin.Service
+		want   string
+	}{
+		{&config.Config{DB: "/var/lib/q.db"}, nil, "store /var/lib/q.db"},
+		{&config.Config{Store: "postgres://app:secret@db/queuectl"}, nil, "store postgres://app:REDACTED@db/queuectl"},
+		{&config.Config{ServerURL: "https://queuectl.example:7870"}, client, "server https://queuectl.example:7870"},
+		{&config.Config{CurrentContext: "prod", Contexts: prod}, client, "context prod · server https://queuectl.example:7870"},
+		{&config.Config{Context: "prod", Contexts: prod}, client, "context prod · server https://queuectl.example:7870"},
+	} {
+		require.Equal(t, c.want, target(c.config, c.svc))
+	}
 }

@@ -19,6 +19,10 @@ type Column struct {
 	Title string
 	Width int
 	Drop  int
+	// Min, for the last column, is the room it keeps before droppable
+	// columns go (lastMin when 0): less for a text that the line under the
+	// table shows whole.
+	Min int
 }
 
 // TableStyles are the looks a table needs.
@@ -100,8 +104,8 @@ func (t Table) View(width, height int, st TableStyles) string {
 const gap = 2
 
 // lastMin is the room the last column (an error text, as a rule, which the
-// line under the table shows in full) keeps: droppable columns go before it
-// gets less.
+// line under the table shows in full) keeps unless it says otherwise
+// (Column.Min): droppable columns go before it gets less.
 const lastMin = 16
 
 // fit gives each column the width its title and values need, up to its
@@ -138,7 +142,11 @@ func (t Table) fit(width int) []int {
 		}
 		return u
 	}
-	for before()+min(w[last], lastMin) > width {
+	keep := lastMin
+	if m := t.Columns[last].Min; m > 0 {
+		keep = m
+	}
+	for before()+min(w[last], keep) > width {
 		drop := -1
 		for i, c := range t.Columns {
 			if w[i] > 0 && c.Drop > 0 && (drop < 0 || c.Drop > t.Columns[drop].Drop) {

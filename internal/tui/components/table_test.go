@@ -48,6 +48,20 @@ func TestTableColumnsTakeWhatTheyShow(t *testing.T) {
 	require.Equal(t, "  QUEUE  ATTEMPTS  ERROR\n> XBQIA  1         timeout", tb.View(70, 5, TableStyles{}))
 }
 
+// TestTableLastColumnMin: a last column that says it needs less room keeps
+// the droppable columns that the default room would push out.
+func TestTableLastColumnMin(t *testing.T) {
+	t.Parallel()
+	tb := Table{
+		Columns: []Column{{Title: "QUEUE", Width: 24}, {Title: "ATTEMPTS", Width: 8, Drop: 1}, {Title: "ERROR", Width: 80}},
+		Rows:    [][]string{{"XBQIWAREHOUSE_ORDERS", "4", "503 Service Unavailable"}},
+		SortCol: -1,
+	}
+	require.Equal(t, []int{20, 0, 20}, tb.fit(42), "the default keeps 16 columns for the error: ATTEMPTS goes")
+	tb.Columns[2].Min = 8
+	require.Equal(t, []int{20, 8, 10}, tb.fit(42), "with Min 8 ATTEMPTS stays")
+}
+
 func TestStatusLine(t *testing.T) {
 	t.Parallel()
 	s := StatusLine{Text: "server unreachable", Error: true, Right: "refresh every 2s"}.View(50, lipgloss.NewStyle(), lipgloss.NewStyle())
