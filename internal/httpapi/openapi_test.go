@@ -227,7 +227,7 @@ func TestOpenAPISchemas(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(doc.Components.Schemas["Error"], &envelope))
 	require.ElementsMatch(t, []string{"not_found", "conflict", "invalid", "unauthorized", "forbidden", "too_large",
-		"unavailable", "internal"}, envelope.Properties.Error.Properties.Code.Enum)
+		"method_not_allowed", "unavailable", "internal"}, envelope.Properties.Error.Properties.Code.Enum)
 
 	var page struct {
 		Required []string `json:"required"`

@@ -188,6 +188,16 @@ func schemaOf(t *testing.T, doc *apiDoc, method, path string, status int) answer
 	return answerSchema{kin: mt.Schema.Value, json: js}
 }
 
+// componentSchema returns a schema of the document's components.
+func componentSchema(t *testing.T, doc *apiDoc, name string) answerSchema {
+	t.Helper()
+	ref := doc.kin.Components.Schemas[name]
+	require.NotNil(t, ref, "schema %s", name)
+	js, err := doc.json.Compile(jsonSchemaURL + "#/components/schemas/" + escapePointer(name))
+	require.NoError(t, err, "%s as JSON Schema", name)
+	return answerSchema{kin: ref.Value, json: js}
+}
+
 // escapePointer writes s as a JSON Pointer token (RFC 6901).
 func escapePointer(s string) string {
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)

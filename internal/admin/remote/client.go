@@ -199,7 +199,7 @@ func (c *Client) decodeError(resp *http.Response) error {
 		return fmt.Errorf("server %s answered %s", c.where, resp.Status)
 	}
 	kind, ok := map[string]error{
-		"invalid": domain.ErrInvalid, "too_large": domain.ErrTooLarge, "not_found": domain.ErrNotFound,
+		"invalid": domain.ErrInvalid, "method_not_allowed": domain.ErrInvalid, "too_large": domain.ErrTooLarge, "not_found": domain.ErrNotFound,
 		"conflict": domain.ErrConflict, "unauthorized": domain.ErrPermission, "forbidden": domain.ErrPermission,
 		"unavailable": domain.ErrUnavailable,
 	}[body.Error.Code]
