@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -67,5 +68,42 @@ func TestNamesPages(t *testing.T) {
 		exact := get(url.Values{"kind": {kind}, "limit": {"2"}, "after": {all.Items[len(all.Items)-3]}})
 		require.Equal(t, all.Items[len(all.Items)-2:], exact.Items)
 		require.Empty(t, exact.Next, "%s: a page that ends the list says it is complete", kind)
+	}
+}
+
+// TestErrorsSpeakAPIWords: an error about a request's field names the
+// field as the request does, not as the CLI's flag, and says which field
+// it is.
+func TestErrorsSpeakAPIWords(t *testing.T) {
+	t.Parallel()
+	doc := strictDoc(t)
+	b := setupAuth(t, nil)
+	for _, c := range []struct {
+		method, path, doc, body string
+		field, msg              string
+	}{
+		{"POST", "/v1/eoio/switch", "/v1/eoio/switch", `{"queues":500}`, "queues",
+			`queues "500" must be a whole number from 0 to 99; nothing was changed`},
+		{"PUT", "/v1/tuning/EO_INBOUND_PARALLEL", "/v1/tuning/{param}", `{"value":2}`, "sub",
+			`EO_INBOUND_PARALLEL needs sub SENDER, CENTRAL or RECEIVER (the node role it applies to), not ""`},
+		{"PUT", "/v1/tuning/EO_OUTBOUND_PARALLEL", "/v1/tuning/{param}", `{"sub":"NOPE","value":2}`, "sub",
+			`EO_OUTBOUND_PARALLEL sub NOPE: no receiver NOPE is configured; nothing was changed`},
+	} {
+		req, err := http.NewRequest(c.method, b.socket.URL+c.path, strings.NewReader(c.body))
+		require.NoError(t, err)
+		resp, err := b.socket.Client().Do(req)
+		require.NoError(t, err)
+		raw, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s", raw)
+		var env wire.ErrorBody
+		require.NoError(t, json.Unmarshal(raw, &env))
+		require.Equal(t, c.msg, env.Error.Message, c.body)
+		require.Equal(t, c.field, env.Error.Field, c.body)
+		require.NotContains(t, string(raw), "--", c.body)
+		var v any
+		require.NoError(t, json.Unmarshal(raw, &v))
+		requireValid(t, schemaOf(t, doc, c.method, c.doc, 400), v, c.method+" "+c.path)
 	}
 }

@@ -323,6 +323,10 @@ func writeError(w http.ResponseWriter, err error) {
 		status, code = http.StatusServiceUnavailable, "unavailable"
 	}
 	detail := wire.ErrorDetail{Code: code, Message: err.Error(), Hint: domain.HintOf(err)}
+	var ferr *domain.FieldError
+	if errors.As(err, &ferr) {
+		detail.Field = ferr.Field
+	}
 	var rerr *admin.RequestError
 	if errors.As(err, &rerr) {
 		detail.Index = &rerr.Index
