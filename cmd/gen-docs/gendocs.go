@@ -191,20 +191,10 @@ func escapeProse(c *cobra.Command) (restore func()) {
 	}
 }
 
-// sectionCitation is a parenthesized reference to a numbered section of
-// the product specification, " (§11)", which readers of the pages do not
-// have. Only the parenthesized form is dropped, as it leaves the sentence
-// whole; the docs test fails on any other "§" left in the reference.
-var sectionCitation = regexp.MustCompile(` ?\(§\d+(?:, ?§\d+)*\)`)
-
 // prepare readies the tree for documentation: no generation date, so the
-// pages change only when the commands do, and no section citations, so
-// the pages stand alone.
+// pages change only when the commands do.
 func prepare(c *cobra.Command) {
 	c.DisableAutoGenTag = true
-	c.Short = sectionCitation.ReplaceAllString(c.Short, "")
-	c.Long = sectionCitation.ReplaceAllString(c.Long, "")
-	c.Example = sectionCitation.ReplaceAllString(c.Example, "")
 	for _, sub := range c.Commands() {
 		prepare(sub)
 	}
