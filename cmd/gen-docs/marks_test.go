@@ -76,7 +76,7 @@ func TestNoSectionMarks(t *testing.T) {
 	helps(root)
 
 	// What the repository ships: README, guides, man pages, reference, completions.
-	for _, dir := range []string{"README.md", "docs", manDir, completionsDir} {
+	for _, dir := range []string{"README.md", "docs", manRoot, completionsDir} {
 		err := filepath.WalkDir(filepath.Join(repoRoot, dir), func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return err
