@@ -8,6 +8,11 @@
 // Usage:
 //
 //	go run ./cmd/gen-docs [--dir DIR]
+//
+// The man pages are dated with the commit the docs are generated from:
+// SOURCE_DATE_EPOCH if it is set (the reproducible-builds convention),
+// else the date of the commit checked out in DIR, so that two runs on one
+// commit write the same bytes.
 package main
 
 import (
@@ -16,7 +21,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -42,12 +51,39 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if err := generate(newRoot(), cli.ExitStatuses(), *dir); err != nil {
+	date, err := commitDate(*dir)
+	if err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(stdout, "wrote %s, %s and %s\n",
+	if err := generate(newRoot(), cli.ExitStatuses(), date, *dir); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "wrote %s, %s and %s\n",
 		filepath.Join(*dir, manDir), filepath.Join(*dir, referenceDir), filepath.Join(*dir, completionsDir))
 	return err
+}
+
+// commitDate is the date of the man pages: SOURCE_DATE_EPOCH (seconds
+// since 1970) if set, else the committer date of the commit checked out in
+// dir, in UTC.
+func commitDate(dir string) (time.Time, error) {
+	if v, ok := os.LookupEnv("SOURCE_DATE_EPOCH"); ok {
+		secs, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || secs < 0 {
+			return time.Time{}, fmt.Errorf("SOURCE_DATE_EPOCH %q is not a number of seconds since 1970", v)
+		}
+		return time.Unix(secs, 0).UTC(), nil
+	}
+	out, err := exec.Command("git", "-C", dir, "log", "-1", "--format=%ct").Output()
+	if err != nil {
+		return time.Time{}, fmt.Errorf("the man pages are dated with the commit's date: %s is not a git checkout with a commit "+
+			"(or git is missing); set SOURCE_DATE_EPOCH", dir)
+	}
+	secs, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("git log gave %q for the commit date", out)
+	}
+	return time.Unix(secs, 0).UTC(), nil
 }
 
 // newRoot builds queuectl's whole command tree, on streams that no command

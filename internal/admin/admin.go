@@ -143,6 +143,9 @@ type NamesParams struct {
 	Prefix string
 	// Param is the tuning parameter whose subparameters NameSub lists.
 	Param string
+	// After, if set, lists only the names that sort after it: the next
+	// page of a list that Limit cut.
+	After string
 	// Limit bounds the list; 0 means DefaultNames.
 	Limit int
 }

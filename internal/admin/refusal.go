@@ -1,6 +1,10 @@
 package admin
 
-import "github.com/queuectl/queuectl/internal/domain"
+import (
+	"slices"
+
+	"github.com/queuectl/queuectl/internal/domain"
+)
 
 // Refusal is a request refused before it reached the service: a usage
 // error that a front end found in its arguments or input (§6: a refusal is
@@ -17,10 +21,16 @@ type Refusal struct {
 // Check refuses a refusal that names no action whose refusals are
 // audited: every change of §6, and send.
 func (r Refusal) Check() error {
-	switch Action(r.Action) {
-	case "send", ActResend, ActFail, ActRelease, ActBlacklistFail, ActCommit, ActRollback, ActStop, ActStart,
-		"tune.set", "tune.unset", "purge", "eoio.switch":
+	if slices.Contains(AuditActions, r.Action) {
 		return nil
 	}
 	return domain.Invalidf("action %q is not one whose refusals are audited", r.Action)
 }
+
+// AuditActions lists the actions the audit log names, in the order of a
+// message's life: sent, committed or rolled back, resent or failed,
+// released from the blacklist or failed there; then the queues' and the
+// store's: stop, start, tuning, purge, the EOIO switch.
+var AuditActions = []string{"send", string(ActCommit), string(ActRollback), string(ActResend), string(ActFail),
+	string(ActRelease), string(ActBlacklistFail), string(ActStop), string(ActStart), "tune.set", "tune.unset", "purge",
+	"eoio.switch"}

@@ -89,7 +89,8 @@ func PrintError(w io.Writer, err error) {
 	if errors.As(err, &silent) || errors.As(err, &printed) && printed.Printed() {
 		return
 	}
-	msg := err.Error()
+	// The service names a field as the API does; the CLI says its flag.
+	msg := domain.RenderFields(err, domain.Flag)
 	switch {
 	case errors.Is(err, context.Canceled):
 		msg = "interrupted"

@@ -27,6 +27,10 @@ const (
 	AuditError    = "error"
 )
 
+// AuditResults lists the results, from the one that changed something to
+// the refusals.
+var AuditResults = []string{AuditOK, AuditConflict, AuditDenied, AuditError}
+
 // Param is one stored tuning value (§7).
 type Param struct {
 	Name  string `json:"param" yaml:"param"`

@@ -437,9 +437,12 @@ func TestForbiddenNamesTheCommand(t *testing.T) {
 }
 
 // TestMethodNotAllowed: a path the API serves, asked with a method it does
-// not take, is 405 with the methods it takes; a path it does not serve is 404.
+// not take, is 405 with the methods it takes and a code of its own, as the
+// document's Error schema describes; a path it does not serve is 404.
 func TestMethodNotAllowed(t *testing.T) {
 	t.Parallel()
+	doc := strictDoc(t)
+	errSchema := componentSchema(t, doc, "Error")
 	b := setupAuth(t, tokenConfig)
 	for path, allow := range map[string]string{
 		"/v1/queues":          "GET, HEAD",
@@ -453,12 +456,18 @@ func TestMethodNotAllowed(t *testing.T) {
 			require.NoError(t, err)
 			resp, err := srv.Client().Do(req)
 			require.NoError(t, err)
-			var env wire.ErrorBody
-			require.NoError(t, json.NewDecoder(resp.Body).Decode(&env))
+			raw, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
 			resp.Body.Close()
+			var env wire.ErrorBody
+			require.NoError(t, json.Unmarshal(raw, &env))
 			require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, path)
 			require.Equal(t, allow, resp.Header.Get("Allow"), path)
+			require.Equal(t, "method_not_allowed", env.Error.Code, path)
 			require.Equal(t, "method PATCH is not allowed for "+path+"; it takes "+allow, env.Error.Message)
+			var v any
+			require.NoError(t, json.Unmarshal(raw, &v))
+			requireValid(t, errSchema, v, "PATCH "+path)
 		}
 	}
 	got, env := do(t, b.socket, endpoint{method: "GET", path: "/v1/nothing"}, "")

@@ -227,7 +227,7 @@ func TestOpenAPISchemas(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(doc.Components.Schemas["Error"], &envelope))
 	require.ElementsMatch(t, []string{"not_found", "conflict", "invalid", "unauthorized", "forbidden", "too_large",
-		"unavailable", "internal"}, envelope.Properties.Error.Properties.Code.Enum)
+		"method_not_allowed", "unavailable", "internal"}, envelope.Properties.Error.Properties.Code.Enum)
 
 	var page struct {
 		Required []string `json:"required"`
@@ -253,4 +253,75 @@ func TestOpenAPIServed(t *testing.T) {
 	body, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	require.Equal(t, OpenAPI, body)
+}
+
+// TestOpenAPILintRules holds the document to the rules of redocly's and
+// spectral's recommended sets that a JSON-level check can state: a license
+// with its URL and a contact, every tag described and declared, and every
+// operation with a description and at least one 4XX answer.
+func TestOpenAPILintRules(t *testing.T) {
+	t.Parallel()
+	var doc struct {
+		Info struct {
+			License struct{ Name, URL string } `json:"license"`
+			Contact map[string]string          `json:"contact"`
+		} `json:"info"`
+		Tags []struct {
+			Name        string `json:"name"`
+			Description string `json:"description"`
+		} `json:"tags"`
+		Paths map[string]map[string]struct {
+			Summary     string                     `json:"summary"`
+			Description string                     `json:"description"`
+			Tags        []string                   `json:"tags"`
+			Responses   map[string]json.RawMessage `json:"responses"`
+		} `json:"paths"`
+	}
+	require.NoError(t, json.Unmarshal(OpenAPI, &doc))
+	require.Equal(t, "MIT", doc.Info.License.Name, "the LICENSE file's")
+	require.NotEmpty(t, doc.Info.License.URL, "info-license-url")
+	require.NotEmpty(t, doc.Info.Contact, "info-contact")
+	tags := map[string]bool{}
+	for _, tag := range doc.Tags {
+		require.NotEmpty(t, tag.Description, "tag-description: %s", tag.Name)
+		tags[tag.Name] = true
+	}
+	for path, ops := range doc.Paths {
+		for method, op := range ops {
+			name := strings.ToUpper(method) + " " + path
+			require.NotEmpty(t, op.Summary, "%s: operation-summary", name)
+			require.NotEmpty(t, op.Description, "%s: operation-description", name)
+			require.NotEmpty(t, op.Tags, name)
+			for _, tag := range op.Tags {
+				require.True(t, tags[tag], "%s: tag %s is declared", name, tag)
+			}
+			var fourXX bool
+			for code := range op.Responses {
+				fourXX = fourXX || strings.HasPrefix(code, "4")
+			}
+			require.True(t, fourXX, "%s: operation-4xx-response", name)
+		}
+	}
+}
+
+// TestHeaderTooLarge: the 4XX the document gives the health checks is what
+// the HTTP server answers them.
+func TestHeaderTooLarge(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(New(Options{}).Handler(false))
+	t.Cleanup(srv.Close)
+	for _, path := range []string{"/healthz", "/readyz"} {
+		req, err := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+		require.NoError(t, err)
+		req.Header.Set("X-Big", strings.Repeat("x", http.DefaultMaxHeaderBytes+8192))
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusRequestHeaderFieldsTooLarge, resp.StatusCode, path)
+		require.True(t, strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain"), path)
+	}
+	doc := loadOpenAPI(t)
+	for _, path := range []string{"/healthz", "/readyz"} {
+		require.Contains(t, doc.Paths[path]["get"].Responses, "431", path)
+	}
 }

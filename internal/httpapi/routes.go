@@ -342,7 +342,8 @@ func (s *Server) recordRefusal(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) names(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	p := admin.NamesParams{Kind: admin.NameKind(q.Get("kind")), Prefix: q.Get("prefix"), Param: q.Get("param")}
+	p := admin.NamesParams{Kind: admin.NameKind(q.Get("kind")), Prefix: q.Get("prefix"), Param: q.Get("param"),
+		After: q.Get("after"), Limit: admin.DefaultNames}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > wire.MaxPage {
@@ -350,11 +351,19 @@ func (s *Server) names(w http.ResponseWriter, r *http.Request) error {
 		}
 		p.Limit = n
 	}
+	// One name more than the page holds says whether another page follows.
+	limit := p.Limit
+	p.Limit++
 	names, err := s.opts.Service.Names(r.Context(), p)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, wire.Page[string]{Items: names})
+	page := wire.Page[string]{Items: names}
+	if len(names) > limit {
+		page.Items = names[:limit]
+		page.Next = names[limit-1]
+	}
+	writeJSON(w, http.StatusOK, page)
 	return nil
 }
 

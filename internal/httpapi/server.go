@@ -122,7 +122,7 @@ func (s *Server) Handler(trusted bool) http.Handler {
 		// pattern matches every method, so the mux never says so itself.
 		if allow := s.allowed(mux, r); len(allow) > 0 {
 			w.Header().Set("Allow", strings.Join(allow, ", "))
-			writeJSON(w, http.StatusMethodNotAllowed, wire.ErrorBody{Error: wire.ErrorDetail{Code: "invalid",
+			writeJSON(w, http.StatusMethodNotAllowed, wire.ErrorBody{Error: wire.ErrorDetail{Code: "method_not_allowed",
 				Message: fmt.Sprintf("method %s is not allowed for %s; it takes %s", r.Method, r.URL.Path, strings.Join(allow, ", "))}})
 			return
 		}
@@ -323,6 +323,10 @@ func writeError(w http.ResponseWriter, err error) {
 		status, code = http.StatusServiceUnavailable, "unavailable"
 	}
 	detail := wire.ErrorDetail{Code: code, Message: err.Error(), Hint: domain.HintOf(err)}
+	var ferr *domain.FieldError
+	if errors.As(err, &ferr) {
+		detail.Field = ferr.Field
+	}
 	var rerr *admin.RequestError
 	if errors.As(err, &rerr) {
 		detail.Index = &rerr.Index

@@ -183,12 +183,15 @@ func New(opts Options) *Collector {
 	return c
 }
 
-// Handler serves the metrics. A scrape that cannot read the store fails
-// with 500, so that the scraper's up metric shows it.
+// Handler serves the metrics, in the Prometheus text format or, to a
+// scraper that asks for it (Accept: application/openmetrics-text), in
+// OpenMetrics. A scrape that cannot read the store fails with 500, so that
+// the scraper's up metric shows it.
 func (c *Collector) Handler() http.Handler {
 	return promhttp.HandlerFor(c.registry, promhttp.HandlerOpts{
-		ErrorLog:      slogErrorLog{c.opts.Logger},
-		ErrorHandling: promhttp.HTTPErrorOnError,
+		ErrorLog:          slogErrorLog{c.opts.Logger},
+		ErrorHandling:     promhttp.HTTPErrorOnError,
+		EnableOpenMetrics: true,
 	})
 }
 

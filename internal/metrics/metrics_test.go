@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -545,6 +546,36 @@ func TestMetricsPassPromlint(t *testing.T) {
 	problems, err := promlint.New(resp.Body).Lint()
 	require.NoError(t, err)
 	require.Empty(t, problems)
+}
+
+// TestOpenMetrics: a scraper that asks for OpenMetrics gets it; one that
+// does not, the Prometheus text format.
+func TestOpenMetrics(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	scrape := func(accept string) (string, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, b.api.URL+"/metrics", nil)
+		require.NoError(t, err)
+		if accept != "" {
+			req.Header.Set("Accept", accept)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.Header.Get("Content-Type"), string(body)
+	}
+	ct, body := scrape("application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
+	require.True(t, strings.HasPrefix(ct, expfmt.OpenMetricsType+";"), ct)
+	require.True(t, strings.HasSuffix(body, "# EOF\n"), "an OpenMetrics exposition ends with # EOF")
+	require.Contains(t, body, "# TYPE queuectl_node_up gauge")
+
+	ct, body = scrape("")
+	require.True(t, strings.HasPrefix(ct, "text/plain;"), ct)
+	require.NotContains(t, body, "# EOF")
 }
 
 // failingSource is a store that cannot be read.

@@ -7,6 +7,7 @@ package admintest
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -286,3 +287,15 @@ func seqs(msgs []*domain.Message) []uint64 {
 const unknownID = "0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1f"
 
 func ptr[T any](v T) *T { return &v }
+
+// requireWords checks the message of an error in both front ends' words:
+// cli as the CLI says it (a field named by its flag, --queues), and the
+// same with the field's API name (queues) as the API and the service say
+// it.
+func requireWords(t *testing.T, err error, cli string, msgAndArgs ...any) {
+	t.Helper()
+	require.Error(t, err, msgAndArgs...)
+	require.Equal(t, cli, domain.RenderFields(err, domain.Flag), msgAndArgs...)
+	api := strings.NewReplacer("--queues ", "queues ", "--sub ", "sub ").Replace(cli)
+	require.Equal(t, api, err.Error(), msgAndArgs...)
+}

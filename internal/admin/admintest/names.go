@@ -26,6 +26,13 @@ func testNames(t *testing.T, b *bundle) {
 	require.Empty(t, names(admin.NamesParams{Kind: admin.NameQueue, Prefix: "XBQO"}))
 	require.Empty(t, names(admin.NamesParams{Kind: admin.NameQueue, Prefix: "XBQIP"}), "the names just before are passed over")
 	require.Equal(t, []string{"XBQIRETURNS"}, names(admin.NamesParams{Kind: admin.NameQueue, Prefix: "XBQIR"}))
+	require.Equal(t, []string{"XBQIRETURNS", "XBTI0000"}, names(admin.NamesParams{Kind: admin.NameQueue, After: "XBQIORDERS_DE"}),
+		"the next page starts after the last name of the one before")
+	require.Equal(t, []string{"XBQIORDERS_DE"}, names(admin.NamesParams{Kind: admin.NameQueue, Prefix: "XBQIO", After: "XBQIORDERS_AT"}))
+	require.Equal(t, []string{"XBQIORDERS_AT", "XBQIORDERS_DE"}, names(admin.NamesParams{Kind: admin.NameQueue, Prefix: "XBQIO", After: "XBQ"}),
+		"an after before the prefix's names passes none of them")
+	require.Empty(t, names(admin.NamesParams{Kind: admin.NameQueue, After: "XBTI0000"}))
+	require.Equal(t, []string{"FAIL", "HOLD"}, names(admin.NamesParams{Kind: admin.NameStatus, After: "DLVD", Limit: 2}))
 
 	require.Equal(t, []string{"ARCHIVE", "WMS"}, names(admin.NamesParams{Kind: admin.NameReceiver}), "the configured receivers")
 	require.Equal(t, []string{"NDLV"}, names(admin.NamesParams{Kind: admin.NameStatus, Prefix: "N"}))

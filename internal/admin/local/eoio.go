@@ -131,8 +131,8 @@ func (s *Service) EOIOSwitch(ctx context.Context, p admin.EOIOSwitchParams) (*ad
 func parseEOIOQueues(v string) (int, error) {
 	n, ok := domain.ParseWholeNumber(v)
 	if !ok || n > domain.MaxEOIOQueues {
-		return 0, domain.WithHint(domain.ErrInvalid,
-			fmt.Sprintf("--queues %q must be a whole number from 0 to %d; nothing was changed", v, domain.MaxEOIOQueues),
+		return 0, domain.FieldErr(domain.ErrInvalid, "", "queues",
+			fmt.Sprintf(" %q must be a whole number from 0 to %d; nothing was changed", v, domain.MaxEOIOQueues),
 			"1-99 hashes the app queues into that many queues per stage; 0 gives each app queue its own queue again")
 	}
 	return n, nil

@@ -11,8 +11,8 @@ import (
 	"github.com/queuectl/queuectl/internal/store"
 )
 
-// Names lists the names of one kind that start with p.Prefix, in order, at
-// most p.Limit: for shell completion.
+// Names lists the names of one kind that start with p.Prefix and sort
+// after p.After, in order, at most p.Limit: for shell completion.
 func (s *Service) Names(ctx context.Context, p admin.NamesParams) ([]string, error) {
 	if p.Limit <= 0 {
 		p.Limit = admin.DefaultNames
@@ -64,7 +64,7 @@ func (s *Service) Names(ctx context.Context, p admin.NamesParams) ([]string, err
 	all = slices.Compact(all)
 	out := []string{}
 	for _, n := range all {
-		if strings.HasPrefix(n, p.Prefix) && len(out) < p.Limit {
+		if strings.HasPrefix(n, p.Prefix) && n > p.After && len(out) < p.Limit {
 			out = append(out, n)
 		}
 	}
@@ -74,10 +74,14 @@ func (s *Service) Names(ctx context.Context, p admin.NamesParams) ([]string, err
 // queueNames walks the queues from the first name with the prefix on.
 func (s *Service) queueNames(ctx context.Context, p admin.NamesParams) ([]string, error) {
 	out := []string{}
+	from := before(p.Prefix)
+	if p.After > from {
+		from = p.After
+	}
 	err := s.view(ctx, func(r store.Reader) error {
-		return r.Queues(before(p.Prefix), func(q *store.QueueRecord) error {
+		return r.Queues(from, func(q *store.QueueRecord) error {
 			switch {
-			case q.Name < p.Prefix:
+			case q.Name < p.Prefix || q.Name <= p.After:
 				return nil // from the walk's start up to the prefix
 			case !strings.HasPrefix(q.Name, p.Prefix) || len(out) == p.Limit:
 				return store.ErrStop

@@ -151,22 +151,25 @@ func (s *Service) notSet(r store.Reader, p admin.TuneParams) error {
 		}
 		return nil
 	})
-	msg := fmt.Sprintf("%s%s is not set; nothing to unset", p.Param, subFlag(p.Sub))
+	const msg = " is not set; nothing to unset"
 	if err == nil && slices.Contains(set, "") && p.Param == placement.ParamEOOutbound {
 		set[slices.Index(set, "")] = "(all receivers)"
 	}
 	if err != nil || len(set) == 0 {
-		return domain.WithHint(domain.ErrNotFound, msg, "no value of "+p.Param+" is set: the default, 1, applies")
+		return subError(domain.ErrNotFound, p.Param, p.Sub, msg, "no value of "+p.Param+" is set: the default, 1, applies")
 	}
-	return domain.WithHint(domain.ErrNotFound, msg+domain.DidYouMean(p.Sub, set),
+	return subError(domain.ErrNotFound, p.Param, p.Sub, msg+domain.DidYouMean(p.Sub, set),
 		"the values set: "+strings.Join(set, ", ")+" (queuectl tune list)")
 }
 
-func subFlag(sub string) string {
+// subError is an error about param's subparameter sub ("PARAM sub SUB
+// after"), which names the field sub as the API or the CLI (--sub) says
+// it; about the parameter alone ("PARAM after") without one.
+func subError(kind error, param, sub, after, hint string) error {
 	if sub == "" {
-		return ""
+		return domain.WithHint(kind, param+after, hint)
 	}
-	return " --sub " + sub
+	return domain.FieldErr(kind, param+" ", "sub", " "+sub+after, hint)
 }
 
 // checkTuning applies the rules of §7 and returns the value to set.
@@ -179,8 +182,8 @@ func (s *Service) checkTuning(ctx context.Context, p admin.TuneParams) (int, err
 			subs[i] = r.Subparameter()
 		}
 		if !slices.Contains(subs, sub) {
-			return 0, domain.Invalidf("%s needs --sub SENDER, CENTRAL or RECEIVER (the node role it applies to), not %q%s",
-				param, sub, domain.DidYouMean(sub, subs))
+			return 0, domain.FieldErr(domain.ErrInvalid, param+" needs ", "sub",
+				fmt.Sprintf(" SENDER, CENTRAL or RECEIVER (the node role it applies to), not %q%s", sub, domain.DidYouMean(sub, subs)), "")
 		}
 	case placement.ParamEOOutbound:
 		if sub != "" && !p.Unset && !slices.Contains(s.opts.Receivers, sub) {
@@ -225,8 +228,7 @@ func (s *Service) valuedReceivers(ctx context.Context) []string {
 // no configured receiver: a value for it would never apply.
 func (s *Service) unknownReceiver(sub string, valued []string) error {
 	known := slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(s.opts.Receivers), valued...))))
-	msg := fmt.Sprintf("EO_OUTBOUND_PARALLEL --sub %s: no receiver %s is configured%s; nothing was changed",
-		sub, sub, domain.DidYouMean(sub, known))
+	msg := fmt.Sprintf(": no receiver %s is configured%s; nothing was changed", sub, domain.DidYouMean(sub, known))
 	var hint string
 	switch {
 	case len(s.opts.Receivers) > 0:
@@ -239,5 +241,5 @@ func (s *Service) unknownReceiver(sub string, valued []string) error {
 	default:
 		hint = "no receivers are configured: add them under receivers: in the configuration (queuectl config check)"
 	}
-	return domain.WithHint(domain.ErrInvalid, msg, hint)
+	return subError(domain.ErrInvalid, placement.ParamEOOutbound, sub, msg, hint)
 }

@@ -199,7 +199,7 @@ func (c *Client) decodeError(resp *http.Response) error {
 		return fmt.Errorf("server %s answered %s", c.where, resp.Status)
 	}
 	kind, ok := map[string]error{
-		"invalid": domain.ErrInvalid, "too_large": domain.ErrTooLarge, "not_found": domain.ErrNotFound,
+		"invalid": domain.ErrInvalid, "method_not_allowed": domain.ErrInvalid, "too_large": domain.ErrTooLarge, "not_found": domain.ErrNotFound,
 		"conflict": domain.ErrConflict, "unauthorized": domain.ErrPermission, "forbidden": domain.ErrPermission,
 		"unavailable": domain.ErrUnavailable,
 	}[body.Error.Code]
@@ -219,9 +219,11 @@ func (c *Client) decodeError(resp *http.Response) error {
 		// A refused message of a send: rebuild the error the service
 		// returned, position apart, for Send to place in the whole list.
 		msg := strings.TrimPrefix(body.Error.Message, fmt.Sprintf("message %d: ", *i+1))
-		return &admin.RequestError{Index: *i, Err: domain.WithHint(kind, msg, hint)}
+		return &admin.RequestError{Index: *i, Err: domain.ParseFieldError(kind, msg, body.Error.Field, hint)}
 	}
-	return domain.WithHint(kind, body.Error.Message, hint)
+	// An error about a field is rebuilt as one, for the CLI to name the
+	// field by its flag.
+	return domain.ParseFieldError(kind, body.Error.Message, body.Error.Field, hint)
 }
 
 func rootCause(err error) error {

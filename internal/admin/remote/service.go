@@ -243,6 +243,9 @@ func (c *Client) Names(ctx context.Context, p admin.NamesParams) ([]string, erro
 	if p.Param != "" {
 		q.Set("param", p.Param)
 	}
+	if p.After != "" {
+		q.Set("after", p.After)
+	}
 	if p.Limit > 0 {
 		q.Set("limit", strconv.Itoa(p.Limit))
 	}

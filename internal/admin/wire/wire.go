@@ -209,6 +209,9 @@ type ErrorDetail struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	Hint    string `json:"hint,omitempty"`
+	// Field is the request's field (a body field or query parameter) the
+	// error is about, when it names one; the message names it so.
+	Field string `json:"field,omitempty"`
 	// Index is the 0-based position, in the request's list of messages, of
 	// the message a refused send is about.
 	Index *int `json:"index,omitempty"`

@@ -87,6 +87,8 @@ tune.set, ...) and one result.`,
 	fl.BoolVar(&opts.Reverse, "reverse", false, "oldest first")
 	fl.Uint64Var(&opts.After, "after", 0, "start after the entry with this SEQ (paging)")
 	fl.IntVar(&opts.Limit, "limit", 100, "at most this many entries (0 = all, streamed)")
+	_ = cmd.RegisterFlagCompletionFunc("action", cmdutil.CompleteValues(admin.AuditActions...))
+	_ = cmd.RegisterFlagCompletionFunc("result", cmdutil.CompleteValues(domain.AuditResults...))
 	return cmd
 }
 

@@ -151,14 +151,27 @@ func noFiles(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirecti
 }
 
 // flagNames are the flags, by name, that take names of a kind wherever
-// they appear.
+// they appear: names the store or the server knows.
 var flagNames = map[string]admin.NameKind{
 	"queue": admin.NameQueue, "name": admin.NameQueue, "receiver": admin.NameReceiver,
-	"status": admin.NameStatus, "state": admin.NameState,
 }
 
-// flagValues are the flags that take one of a few fixed values.
-var flagValues = map[string][]string{"qos": {"EO", "EOIO"}, "stage": {"inbound", "outbound"}}
+// flagValues are the flags that take one of a fixed set of values, which
+// complete without a store, in their order: statuses and states in the
+// order of a message's and a queue's life.
+var flagValues = map[string][]string{
+	"qos": {"EO", "EOIO"}, "stage": {"inbound", "outbound"},
+	"status": strs(domain.Statuses), "state": strs(domain.QueueStates),
+}
+
+// strs writes values of a string type as strings.
+func strs[S ~string](values []S) []string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = string(v)
+	}
+	return out
+}
 
 // RegisterCompletions gives every command under root the completion of its
 // flags that take names (queues, receivers, statuses, states, --sub) or a
@@ -191,13 +204,21 @@ func (f *Factory) RegisterCompletions(root *cobra.Command) {
 	walk(root)
 }
 
-// CompleteValues completes a flag from a fixed list of values.
+// CompleteValues completes a flag from a fixed list of values, in the
+// list's order, without asking a store or a server: those that start with
+// what is typed (in any case), and after a comma one more value of a list.
 func CompleteValues(values ...string) CompleteFunc {
 	return func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		done := ""
+		done, last := "", toComplete
 		if i := strings.LastIndex(toComplete, ","); i >= 0 {
-			done = toComplete[:i+1]
+			done, last = toComplete[:i+1], toComplete[i+1:]
 		}
-		return listed(done, values), cobra.ShellCompDirectiveNoFileComp
+		var match []string
+		for _, v := range values {
+			if strings.HasPrefix(strings.ToUpper(v), strings.ToUpper(last)) {
+				match = append(match, v)
+			}
+		}
+		return listed(done, match), cobra.ShellCompDirectiveNoFileComp
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -53,6 +54,12 @@ is refused (exit 2). Every switch and every refusal is in the audit log.`, domai
 		},
 	}
 	cmd.Flags().StringVar(&opts.Queues, "queues", "", fmt.Sprintf("queues per stage: 1-%d, or 0 for one queue per app queue", domain.MaxEOIOQueues))
+	// 0 to MaxEOIOQueues, without a store: 0 first, as the way back.
+	counts := []string{"0\tone queue per app queue"}
+	for n := 1; n <= domain.MaxEOIOQueues; n++ {
+		counts = append(counts, strconv.Itoa(n))
+	}
+	_ = cmd.RegisterFlagCompletionFunc("queues", cmdutil.CompleteValues(counts...))
 	cmdutil.Audited(cmd, "eoio.switch")
 	cmdutil.CreatesStore(cmd) // like a first tuning value
 	return cmd

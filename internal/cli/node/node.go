@@ -49,7 +49,7 @@ func NewListCmd(f *cmdutil.Factory, runF func(context.Context, *ListOptions) err
 		Long: `List the nodes that serve the store, one row per incarnation (a restarted
 node keeps its id and gets a new incarnation).
 
-On PostgreSQL these are the nodes of the cluster (§11): every live one, the
+On PostgreSQL these are the nodes of the cluster: every live one, the
 dead ones whose crash recovery has not run yet, and those that stopped or
 were recovered within the last hour. STATE is alive while the node's
 heartbeat, on the database clock, is within cluster.lease_ttl; stopped once

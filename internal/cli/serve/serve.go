@@ -48,13 +48,13 @@ messages, retry transient errors, block EOIO queues behind failed heads, and
 recover from crashes with blacklisting. It logs one line per notable event to
 stderr (start, crash recovery, queue blocked, message blacklisted, stop).
 
-It serves the HTTP API (§6) on the unix socket <db>.sock (mode 0600; every
+It serves the HTTP API on the unix socket <db>.sock (mode 0600; every
 command run on the same store uses it while serve holds the store) and, with
 --listen, on TCP. A non-loopback --listen needs TLS (--tls-cert/--tls-key) and
 tokens (server.tokens in the config), unless --insecure is given.
 
 On a PostgreSQL store (--store postgres://…) several serve processes form a
-cluster (§11): each node heartbeats into the database, owns the queues whose
+cluster: each node heartbeats into the database, owns the queues whose
 lease it holds, and takes over the queues of a node that died once its lease
 expires (cluster.lease_ttl), running crash recovery on the messages that node
 had in flight. A node on PostgreSQL has no socket: it needs --listen.

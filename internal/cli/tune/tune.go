@@ -20,7 +20,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tune",
 		Short: "Show and change how widely EO traffic is spread over parallel queues",
-		Long: `EO messages are spread over parallel queues for throughput (§7):
+		Long: `EO messages are spread over parallel queues for throughput:
 
   EO_INBOUND_PARALLEL  --sub SENDER|CENTRAL|RECEIVER  inbound queues XBT<L>0000 ...
                        (the subparameter of the node's engine.role applies)
