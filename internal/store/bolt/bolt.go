@@ -25,6 +25,8 @@
 //	queues        name -> queue record with its per-status counts
 //	params        name 0x00 sub -> be64(value)
 //	audit         be64(seq) -> audit entry (JSON)
+//	receiver_codes receiver -> the code of its outbound queues (§3)
+//	code_owners   code -> the receiver it was given to
 package bolt
 
 import (

@@ -230,6 +230,7 @@ func initialise(db *bbolt.DB, path string) error {
 	}
 	return update(db, path, func(tx *bbolt.Tx) error {
 		noChecks := tx.Bucket([]byte(bucketChecks)) == nil
+		noCodes := tx.Bucket([]byte(bucketCodes)) == nil
 		for _, name := range bucketNames() {
 			if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
 				return fmt.Errorf("initialise store %s: bucket %s: %w", path, name, err)
@@ -241,6 +242,13 @@ func initialise(db *bbolt.DB, path string) error {
 				// A store from before the check-back (§9): its PEND
 				// messages wait for their first check.
 				if err := indexPrepared(tx); err != nil {
+					return fmt.Errorf("initialise store %s: %w", path, err)
+				}
+			}
+			if noCodes {
+				// A store from before receiver codes (§3): its queues
+				// keep their names.
+				if err := adoptCodes(tx); err != nil {
 					return fmt.Errorf("initialise store %s: %w", path, err)
 				}
 			}
