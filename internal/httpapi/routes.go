@@ -249,7 +249,7 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) error {
 	}
 	res, err := s.opts.Service.Act(r.Context(), admin.ActParams{
 		Action: admin.Action(r.PathValue("action")), Targets: body.Targets, Select: sel, Reason: body.Reason,
-		DryRun: body.DryRun, CountOnly: body.CountOnly,
+		DryRun: body.DryRun, CountOnly: body.CountOnly, IncludeBlacklisted: body.IncludeBlacklisted,
 	})
 	if err != nil {
 		return err

@@ -237,6 +237,12 @@ func (s *Service) actOne(w store.Writer, p admin.ActParams, target string, br *a
 			Reason: fmt.Sprintf("status is %s but not blacklisted; %s needs %s (use 'message %s')", m.Status, p.Action, needs, a.verb)})
 		return "", nil
 	}
+	if p.Action == admin.ActResend && m.Blacklisted && !p.IncludeBlacklisted {
+		br.Skipped = append(br.Skipped, admin.Skipped{ID: m.ID, Status: m.Status,
+			Reason: fmt.Sprintf("blacklisted after %d crashes; %s leaves it alone: release it with 'blacklist release', or resend with --include-blacklisted",
+				m.Crashes, p.Action)})
+		return "", nil
+	}
 	now := s.opts.Now()
 	reason := fmt.Sprintf("%s by %s", p.Action, s.opts.Actor)
 	if p.Reason != "" {
@@ -264,6 +270,9 @@ func (s *Service) actOne(w store.Writer, p admin.ActParams, target string, br *a
 	}
 	br.Changed++
 	br.ChangedIDs = append(br.ChangedIDs, m.ID)
+	if m.Blacklisted {
+		br.BlacklistedChanged++
+	}
 	return m.Queue, nil
 }
 
