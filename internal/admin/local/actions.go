@@ -270,7 +270,7 @@ func (s *Service) actOne(w store.Writer, p admin.ActParams, target string, br *a
 	}
 	br.Changed++
 	br.ChangedIDs = append(br.ChangedIDs, m.ID)
-	if m.Blacklisted {
+	if m.Blacklisted && p.Action == admin.ActResend {
 		br.BlacklistedChanged++
 	}
 	return m.Queue, nil
