@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"os/user"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -159,6 +160,7 @@ func (f *Factory) openAdmin() (admin.Service, error) {
 		return local.New(st, opts), nil
 	}
 	return embedded.New(embedded.Options{Path: loc.Path, Local: opts, Create: f.CreateStore,
+		MakeDirs: DefaultStore(loc.Path), Created: f.announceCreated,
 		Socket: SocketAPI{MaxPayload: opts.MaxPayload}}), nil
 }
 
@@ -191,4 +193,16 @@ func (f *Factory) EmbeddedStore() bool {
 	}
 	loc, err := ResolveStore(c)
 	return err == nil && loc.Postgres == ""
+}
+
+// DefaultStore reports whether path is the default store's, the one store
+// whose missing directories a command creates.
+func DefaultStore(path string) bool {
+	return filepath.Clean(path) == filepath.Clean(config.DefaultDBPath())
+}
+
+// announceCreated says on stderr that a command created a store: one at a
+// mistyped path would otherwise go unnoticed.
+func (f *Factory) announceCreated(path string) {
+	fmt.Fprintf(f.IO.ErrOut, "queuectl: created a new store at %s\n", path)
 }

@@ -31,6 +31,7 @@ package bolt
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"sync"
@@ -60,7 +61,14 @@ type Options struct {
 	NoSync bool
 	// Clock is the store's clock; default time.Now. Tests move it by hand.
 	Clock func() time.Time
+	// MakeDirs creates the missing directories of a new store's path.
+	// Without it a path whose directory does not exist is refused
+	// (ErrNoDir): a mistyped path makes no new directories.
+	MakeDirs bool
 }
+
+// ErrNoDir is the refusal of a new store whose directory does not exist.
+var ErrNoDir = errors.New("the store's directory does not exist")
 
 // Store is a queuectl store in one bbolt file. It is safe for concurrent use.
 type Store struct {

@@ -77,9 +77,14 @@ func notStore(path, format string, args ...any) error {
 // opened read-only, which reads only the meta pages, and inspected; only a
 // sound store is then opened for writing.
 func openFile(path string, opts Options) (*bbolt.DB, error) {
-	if !opts.ReadOnly {
+	if !opts.ReadOnly && opts.MakeDirs {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return nil, fmt.Errorf("create the directory of store %s: %w", path, err)
+		}
+	}
+	if !opts.ReadOnly {
+		if _, err := os.Stat(filepath.Dir(path)); errors.Is(err, fs.ErrNotExist) {
+			return nil, &noDirError{dir: filepath.Dir(path), path: path}
 		}
 	}
 	size, err := checkSize(path, opts.ReadOnly)
@@ -282,3 +287,13 @@ func checkMeta(path string, meta *bbolt.Bucket) error {
 	}
 	return nil
 }
+
+// noDirError refuses a new store in a directory that does not exist: it
+// is ErrNoDir, and unavailable.
+type noDirError struct{ dir, path string }
+
+func (e *noDirError) Error() string {
+	return fmt.Sprintf("the directory %s of the store %s does not exist", e.dir, e.path)
+}
+
+func (e *noDirError) Unwrap() []error { return []error{ErrNoDir, domain.ErrUnavailable} }
