@@ -42,7 +42,9 @@ var messageActions = map[admin.Action]messageAction{
 		update: func(m *domain.Message, _ admin.ActParams, _ string) {
 			// A fresh start: all retries again; a blacklisted message is released.
 			m.Attempts, m.NextAttemptAt, m.Node = 0, nil, ""
-			m.Crashes, m.Blacklisted = 0, false
+			if m.Blacklisted {
+				release(m)
+			}
 		},
 	},
 	admin.ActFail: {
@@ -53,7 +55,7 @@ var messageActions = map[admin.Action]messageAction{
 		from: []domain.Status{domain.StatusNDLV}, to: domain.StatusTBDL, blacklisted: true, verb: "resend",
 		update: func(m *domain.Message, _ admin.ActParams, _ string) {
 			m.Attempts, m.NextAttemptAt, m.Node = 0, nil, ""
-			m.Crashes, m.Blacklisted = 0, false
+			release(m)
 		},
 	},
 	admin.ActBlacklistFail: {
@@ -72,6 +74,13 @@ var messageActions = map[admin.Action]messageAction{
 			return store.RollbackPrepared(w, id)
 		},
 	},
+}
+
+// release takes a message off the blacklist: its crashes reset, and the
+// blacklisting is no longer its current error (its history keeps it).
+func release(m *domain.Message) {
+	m.Crashes, m.Blacklisted = 0, false
+	m.Error, m.ErrorClass = "", ""
 }
 
 func failUpdate(m *domain.Message, p admin.ActParams, actor string) {

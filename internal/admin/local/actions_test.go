@@ -164,6 +164,8 @@ func TestActReleaseBlacklisted(t *testing.T) {
 	require.Zero(t, m.Crashes, "release resets crashes (§4)")
 	require.False(t, m.Blacklisted)
 	require.Zero(t, m.Attempts)
+	require.Empty(t, m.Error, "a released message has no current error: its history keeps the blacklisting")
+	require.Empty(t, m.ErrorClass)
 
 	// Released, it is no longer blacklisted: a second release is skipped.
 	res = f.act(t, admin.ActParams{Action: admin.ActRelease, Targets: []string{f.blacklisted.ID}})
