@@ -132,7 +132,11 @@ func (f *Factory) openAdmin() (admin.Service, error) {
 			return nil, err
 		}
 		// Not returned directly: a nil *Client in the interface would not be nil.
-		client, err := remote.New(remote.Options{Server: server, Token: token})
+		ro, err := remoteOptions(c, server, token)
+		if err != nil {
+			return nil, err
+		}
+		client, err := remote.New(ro)
 		if err != nil {
 			return nil, err
 		}
