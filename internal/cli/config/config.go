@@ -31,7 +31,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		Args:  cobra.ArbitraryArgs,
 		RunE:  cmdutil.RunGroup,
 	}
-	cmd.AddCommand(newViewCmd(f), newCheckCmd(f))
+	cmd.AddCommand(newViewCmd(f), newCheckCmd(f), newGetContextsCmd(f), newUseContextCmd(f))
 	return cmd
 }
 
@@ -42,7 +42,12 @@ func newViewCmd(f *cmdutil.Factory) *cobra.Command {
 		Long: `Print the configuration this invocation runs with: defaults, overridden by
 the config file, by QUEUECTL_* environment variables, and by flags. Tokens and
 passwords are shown as REDACTED. The output is YAML that can serve as a config
-file; -o json prints it as JSON.`,
+file; -o json prints it as JSON.
+
+It starts with the target commands act on — a server, a store URL or a store
+file — and what chose it: a flag, an environment variable, the config file,
+a context (named by --context or current_context), or the default. -o json
+has it as "target".`,
 		Example: `  queuectl config view
   QUEUECTL_ENGINE_WORKERS=32 queuectl config view
   queuectl --config ./prod.yaml config view -o json`,
@@ -59,10 +64,17 @@ file; -o json prints it as JSON.`,
 			if format == output.IDs {
 				return domain.Invalidf("config view has no ids to print; use -o yaml (the default) or -o json")
 			}
+			target, err := cmdutil.TargetOf(c, f.GlobalFlags)
+			if err != nil {
+				return err
+			}
 			r := c.Redacted()
 			doc, err := document(r)
 			if err != nil {
 				return err
+			}
+			if m, ok := doc.(map[string]any); ok && !format.Tabular() && format != output.YAML {
+				m["target"] = target
 			}
 			return output.Value(f.IO.Out, format, doc, func(w io.Writer, _ bool) error {
 				src := "none found; defaults, environment and flags only"
@@ -70,6 +82,7 @@ file; -o json prints it as JSON.`,
 					src = c.File
 				}
 				fmt.Fprintf(w, "# config file: %s\n", src)
+				fmt.Fprintf(w, "# target: %s %s, from %s\n", target.Kind, target.Value, target.Source)
 				return yaml.NewEncoder(w).Encode(r)
 			}, nil)
 		},
