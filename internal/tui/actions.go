@@ -159,8 +159,11 @@ func messageAction(v verb, ts []target, queues map[string]*domain.Queue) *pendin
 			lines = append(lines, "It is blacklisted: it crashed the engine. Resending releases it: crashes are reset to 0.")
 		case len(black) == len(ids):
 			lines = append(lines, "All are blacklisted: they crashed the engine. Resending releases them: crashes are reset to 0.")
+		case len(black) == 1:
+			lines = append(lines, fmt.Sprintf("1 of them is blacklisted (%s): it crashed the engine. Resending releases it: crashes are reset to 0.",
+				idList(black)))
 		default:
-			lines = append(lines, fmt.Sprintf("%d of them blacklisted (%s): they crashed the engine. Resending releases them: crashes are reset to 0.",
+			lines = append(lines, fmt.Sprintf("%d of them are blacklisted (%s): they crashed the engine. Resending releases them: crashes are reset to 0.",
 				len(black), idList(black)))
 		}
 	}
