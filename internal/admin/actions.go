@@ -62,6 +62,11 @@ type ActParams struct {
 	// Reason is recorded in the history and audit log (message fail).
 	Reason string
 	DryRun bool
+	// IncludeBlacklisted lets message.resend resend blacklisted messages
+	// too, releasing them (their crashes reset to 0). Without it a resend
+	// leaves them alone — blacklist.release is their verb: a selection
+	// does not select them, and an id of one is skipped.
+	IncludeBlacklisted bool
 	// CountOnly leaves the result's ChangedIDs empty (Changed still counts
 	// them), for a caller that prints a summary of a large selection.
 	CountOnly bool
@@ -86,6 +91,13 @@ type BulkResult struct {
 	Skipped    []Skipped `json:"skipped" yaml:"skipped"`
 	NotFound   []string  `json:"not_found" yaml:"not_found"`
 	DryRun     bool      `json:"dry_run,omitempty" yaml:"dry_run,omitempty"`
+	// BlacklistedChanged counts the changed messages that were
+	// blacklisted: a resend with IncludeBlacklisted released them, their
+	// crashes reset to 0.
+	BlacklistedChanged int `json:"blacklisted_changed,omitempty" yaml:"blacklisted_changed,omitempty"`
+	// BlacklistedLeft counts the blacklisted messages that a resend's
+	// selection left alone (the caller that counted them sets it).
+	BlacklistedLeft int `json:"blacklisted_left,omitempty" yaml:"blacklisted_left,omitempty"`
 }
 
 // Skipped is a target the action did not apply to, and why.
@@ -98,6 +110,8 @@ type Skipped struct {
 // Add merges another batch's result into r.
 func (r *BulkResult) Add(o *BulkResult) {
 	r.Changed += o.Changed
+	r.BlacklistedChanged += o.BlacklistedChanged
+	r.BlacklistedLeft += o.BlacklistedLeft
 	r.ChangedIDs = append(r.ChangedIDs, o.ChangedIDs...)
 	r.Skipped = append(r.Skipped, o.Skipped...)
 	r.NotFound = append(r.NotFound, o.NotFound...)

@@ -76,8 +76,16 @@ func Fill(ctx context.Context, st store.Store, o FillOptions) (*FillResult, erro
 		var open, blacklisted int
 		err := st.Update(ctx, func(w store.Writer) error {
 			open, blacklisted = 0, 0
+			codes := map[string]string{}
+			for _, rc := range fillReceivers {
+				code, err := store.AssignCode(w, rc)
+				if err != nil {
+					return err
+				}
+				codes[rc] = code
+			}
 			for i := done; i < end; i++ {
-				m, h := fillMessage(i, o)
+				m, h := fillMessage(i, o, codes)
 				switch {
 				case m.Status == domain.StatusTBDL:
 					open++
@@ -121,7 +129,7 @@ func eoRank(i, queues int) int {
 }
 
 // fillMessage builds message i of a fill.
-func fillMessage(i int, o FillOptions) (*domain.Message, domain.HistoryEntry) {
+func fillMessage(i int, o FillOptions, codes map[string]string) (*domain.Message, domain.HistoryEntry) {
 	q := i % o.Queues
 	receiver := fillReceivers[q%len(fillReceivers)]
 	m := &domain.Message{
@@ -130,11 +138,11 @@ func fillMessage(i int, o FillOptions) (*domain.Message, domain.HistoryEntry) {
 	}
 	if q%2 == 0 {
 		m.QoS = domain.EO
-		m.Queue = domain.EOOutboundQueue(receiver, 9999, (q/2)%9999)
+		m.Queue = domain.EOOutboundQueue(codes[receiver], 9999, (q/2)%9999)
 	} else {
 		m.QoS = domain.EOIO
 		m.AppQueue = fmt.Sprintf("F%06d", q/2)
-		m.Queue = domain.EOIOOutboundQueue(domain.PrefixXBQ, receiver, m.AppQueue)
+		m.Queue = domain.EOIOOutboundQueue(domain.PrefixXBQ, codes[receiver], m.AppQueue)
 	}
 	last := i+o.Queues >= o.Messages
 	switch {

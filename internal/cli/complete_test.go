@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -76,6 +75,6 @@ func TestCompleteFixedSetsWithoutAStore(t *testing.T) {
 	}
 	require.Equal(t, []string{"send", "tx.commit", "tx.rollback", "message.resend", "message.fail", "blacklist.release",
 		"blacklist.fail", "queue.stop", "queue.start", "tune.set", "tune.unset", "purge", "eoio.switch"}, admin.AuditActions)
-	_, err := os.Stat(filepath.Dir(b.db))
+	_, err := os.Stat(b.db)
 	require.True(t, os.IsNotExist(err), "completion creates no store")
 }

@@ -211,6 +211,7 @@ New here? Run 'queuectl demo', then 'queuectl queue blocked'.`,
 	pf.String("context", "", "use a server and token, or a store, from contexts: in the config file")
 	pf.String("token", "", "bearer token for --server (prefer --token-file)")
 	pf.String("token-file", "", "file holding the bearer token for --server")
+	pf.String("ca-file", "", "PEM file of the CA certificates that an https --server's certificate is checked against")
 	pf.StringP("output", "o", "table", "output format: table, wide, json, jsonl, yaml, ids")
 	pf.Bool("no-color", false, "disable colour (also NO_COLOR)")
 	pf.BoolP("quiet", "q", false, "print only data, no hints or progress")

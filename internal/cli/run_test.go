@@ -26,6 +26,7 @@ func setup(t *testing.T) *testBundle {
 	dir := t.TempDir()
 	b := &testBundle{config: filepath.Join(dir, "config.yaml"), db: filepath.Join(dir, "data", "queuectl.db")}
 	require.NoError(t, os.WriteFile(b.config, nil, 0o600))
+	require.NoError(t, os.Mkdir(filepath.Dir(b.db), 0o700), "a store named by --db is made only in a directory that exists")
 	return b
 }
 
@@ -51,7 +52,7 @@ func TestRunSendThenShow(t *testing.T) {
 	r := b.run(t, "<order id=\"4711\"/>\n", "send", "--qos", "EO", "--sender", "ERP", "--receiver", "WMS",
 		"--interface", "OrderCreate", "--header", "X-Trace=abc")
 	require.Equal(t, 0, r.code, r.stderr)
-	require.Empty(t, r.stderr)
+	require.Equal(t, "queuectl: created a new store at "+b.db+"\n", r.stderr, "the first send makes the store, and says so")
 	id := strings.TrimSuffix(r.stdout, "\n")
 	require.NoError(t, domain.ValidID(id), "send prints the new id and nothing else: %q", r.stdout)
 

@@ -12,16 +12,19 @@ import (
 // Config is the effective configuration of one invocation.
 type Config struct {
 	// Global flags (§5); each is also settable as QUEUECTL_<NAME> and in the file.
-	DB        string        `mapstructure:"db" yaml:"db"`
-	Store     string        `mapstructure:"store" yaml:"store"`
-	ServerURL string        `mapstructure:"server_url" yaml:"server_url"`
-	Context   string        `mapstructure:"context" yaml:"context"`
-	Token     string        `mapstructure:"token" yaml:"token"`
-	TokenFile string        `mapstructure:"token_file" yaml:"token_file"`
-	Output    string        `mapstructure:"output" yaml:"output"`
-	NoColor   bool          `mapstructure:"no_color" yaml:"no_color"`
-	Quiet     bool          `mapstructure:"quiet" yaml:"quiet"`
-	Timeout   time.Duration `mapstructure:"timeout" yaml:"timeout"`
+	DB        string `mapstructure:"db" yaml:"db"`
+	Store     string `mapstructure:"store" yaml:"store"`
+	ServerURL string `mapstructure:"server_url" yaml:"server_url"`
+	Context   string `mapstructure:"context" yaml:"context"`
+	Token     string `mapstructure:"token" yaml:"token"`
+	TokenFile string `mapstructure:"token_file" yaml:"token_file"`
+	// CAFile is a PEM file of CA certificates that an https server's
+	// certificate is checked against, instead of the system's.
+	CAFile  string        `mapstructure:"ca_file" yaml:"ca_file"`
+	Output  string        `mapstructure:"output" yaml:"output"`
+	NoColor bool          `mapstructure:"no_color" yaml:"no_color"`
+	Quiet   bool          `mapstructure:"quiet" yaml:"quiet"`
+	Timeout time.Duration `mapstructure:"timeout" yaml:"timeout"`
 
 	Engine    Engine              `mapstructure:"engine" yaml:"engine"`
 	Receivers map[string]Receiver `mapstructure:"receivers" yaml:"receivers"`
@@ -146,7 +149,9 @@ type Cluster struct {
 type Context struct {
 	Server    string `mapstructure:"server" yaml:"server,omitempty"`
 	TokenFile string `mapstructure:"token_file" yaml:"token_file,omitempty"`
-	Store     string `mapstructure:"store" yaml:"store,omitempty"`
+	// CAFile is the context's CA certificates for an https server.
+	CAFile string `mapstructure:"ca_file" yaml:"ca_file,omitempty"`
+	Store  string `mapstructure:"store" yaml:"store,omitempty"`
 }
 
 // RoutingRules are the routes of §8 as placement's rules: receiver

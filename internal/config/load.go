@@ -24,7 +24,7 @@ const EnvPrefix = "QUEUECTL"
 // stored as server_url because server: is the serve section of the file.
 var flagKeys = map[string]string{
 	"db": "db", "store": "store", "server": "server_url", "context": "context",
-	"token": "token", "token-file": "token_file", "output": "output",
+	"token": "token", "token-file": "token_file", "ca-file": "ca_file", "output": "output",
 	"no-color": "no_color", "quiet": "quiet", "timeout": "timeout",
 }
 
@@ -35,6 +35,7 @@ func setDefaults(v *viper.Viper) {
 	v.SetDefault("context", "")
 	v.SetDefault("token", "")
 	v.SetDefault("token_file", "")
+	v.SetDefault("ca_file", "")
 	v.SetDefault("output", "table")
 	v.SetDefault("no_color", false)
 	v.SetDefault("quiet", false)

@@ -68,14 +68,14 @@ func (s EOIOSet) Inbound(role Role, appQueue string) string {
 	return fmt.Sprintf("%s%sEOIO%02d", s.Prefix, role.Letter(), EOIOSlot(appQueue, s.Queues))
 }
 
-// Outbound names the outbound queue of appQueue for a receiver in the set:
-// prefix + O + code4(receiver) + app queue, or + EOIO + two digits when
+// Outbound names the outbound queue of appQueue for the receiver of a code
+// in the set: prefix + O + code + app queue, or + EOIO + two digits when
 // shared.
-func (s EOIOSet) Outbound(receiver, appQueue string) string {
+func (s EOIOSet) Outbound(code, appQueue string) string {
 	if !s.Shared() {
-		return EOIOOutboundQueue(s.Prefix, receiver, appQueue)
+		return EOIOOutboundQueue(s.Prefix, code, appQueue)
 	}
-	return fmt.Sprintf("%sO%sEOIO%02d", s.Prefix, Code4(receiver), EOIOSlot(appQueue, s.Queues))
+	return fmt.Sprintf("%sO%sEOIO%02d", s.Prefix, code, EOIOSlot(appQueue, s.Queues))
 }
 
 // EOIOSwitch is the state of the switch procedure, kept in the store.
@@ -155,23 +155,25 @@ func isDigits(s string) bool {
 type Lane struct {
 	Stage    Stage
 	Receiver string // outbound lanes
+	Code     string // outbound lanes: the receiver's code (§3)
 	AppQueue string
 }
 
-// LaneOf returns the lane of an EOIO message.
+// LaneOf returns the lane of an EOIO message. An outbound message's queue
+// name carries its receiver's code.
 func LaneOf(m *Message) Lane {
 	l := Lane{Stage: m.Stage, AppQueue: m.AppQueue}
 	if m.Stage == Outbound {
-		l.Receiver = m.Receiver
+		l.Receiver, l.Code = m.Receiver, QueueCode(m.Queue)
 	}
 	return l
 }
 
 // ErrorQueue names the lane's error queue (§10): XBQE + app queue inbound,
-// XBQF + code4(receiver) + app queue outbound.
+// XBQF + the receiver's code + app queue outbound.
 func (l Lane) ErrorQueue() string {
 	if l.Stage == Outbound {
-		return errorOutbound + Code4(l.Receiver) + l.AppQueue
+		return errorOutbound + l.Code + l.AppQueue
 	}
 	return errorInbound + l.AppQueue
 }
@@ -181,7 +183,7 @@ func (l Lane) ErrorQueue() string {
 // store normally share one role, so all but one of them stay empty).
 func (l Lane) Queues(s EOIOSet) []string {
 	if l.Stage == Outbound {
-		return []string{s.Outbound(l.Receiver, l.AppQueue)}
+		return []string{s.Outbound(l.Code, l.AppQueue)}
 	}
 	return []string{s.Inbound(RoleSender, l.AppQueue), s.Inbound(RoleCentral, l.AppQueue), s.Inbound(RoleReceiver, l.AppQueue)}
 }

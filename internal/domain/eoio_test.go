@@ -30,13 +30,13 @@ func TestEOIOSetNames(t *testing.T) {
 
 	perApp := domain.EOIOSet{Prefix: domain.PrefixXBQ}
 	require.Equal(t, "XBQIORDERS_DE", perApp.Inbound(domain.RoleCentral, "ORDERS_DE"))
-	require.Equal(t, "XBQO2107ORDERS_DE", perApp.Outbound("WMS", "ORDERS_DE"))
+	require.Equal(t, "XBQO2107ORDERS_DE", perApp.Outbound(domain.Code4("WMS"), "ORDERS_DE"))
 	require.False(t, perApp.Shared())
 
 	shared := domain.EOIOSet{Prefix: domain.PrefixXB2, Queues: 8}
 	require.Equal(t, "XB2IEOIO02", shared.Inbound(domain.RoleCentral, "ORDERS_DE"))
 	require.Equal(t, "XB2SEOIO07", shared.Inbound(domain.RoleSender, "ORDERS_FR"))
-	require.Equal(t, "XB2O2107EOIO02", shared.Outbound("WMS", "ORDERS_DE"))
+	require.Equal(t, "XB2O2107EOIO02", shared.Outbound(domain.Code4("WMS"), "ORDERS_DE"))
 	require.True(t, shared.Shared())
 	require.Equal(t, "XB2, 8 queues per stage", shared.String())
 	require.Equal(t, "XBQ, one queue per app queue", perApp.String())
@@ -91,7 +91,7 @@ func TestLane(t *testing.T) {
 	t.Parallel()
 
 	in := domain.Lane{Stage: domain.Inbound, AppQueue: "ORDERS_DE"}
-	out := domain.Lane{Stage: domain.Outbound, Receiver: "WMS", AppQueue: "ORDERS_DE"}
+	out := domain.Lane{Stage: domain.Outbound, Receiver: "WMS", Code: domain.Code4("WMS"), AppQueue: "ORDERS_DE"}
 	require.Equal(t, "XBQEORDERS_DE", in.ErrorQueue())
 	require.Equal(t, "XBQF2107ORDERS_DE", out.ErrorQueue())
 	require.Len(t, domain.ReservedQueuePrefix, 4)
@@ -100,13 +100,14 @@ func TestLane(t *testing.T) {
 	require.Equal(t, []string{"XB2SEOIO02", "XB2IEOIO02", "XB2REOIO02"}, in.Queues(shared))
 	require.Equal(t, []string{"XB2O2107EOIO02"}, out.Queues(shared))
 
-	m := &domain.Message{QoS: domain.EOIO, Stage: domain.Outbound, Receiver: "WMS", AppQueue: "ORDERS_DE", Sender: "ERP"}
+	m := &domain.Message{QoS: domain.EOIO, Stage: domain.Outbound, Receiver: "WMS", AppQueue: "ORDERS_DE", Sender: "ERP",
+		Queue: "XBQO2107ORDERS_DE"}
 	require.Equal(t, out, domain.LaneOf(m))
-	m.Stage, m.Receiver = domain.Inbound, ""
+	m.Stage, m.Receiver, m.Queue = domain.Inbound, "", "XBQIORDERS_DE"
 	require.Equal(t, in, domain.LaneOf(m))
 
 	// The longest names fit §3's limit of 24 characters.
-	long := domain.Lane{Stage: domain.Outbound, Receiver: "WMS", AppQueue: "ABCDEFGHIJKLMNOP"}
+	long := domain.Lane{Stage: domain.Outbound, Receiver: "WMS", Code: domain.Code4("WMS"), AppQueue: "ABCDEFGHIJKLMNOP"}
 	require.Len(t, long.ErrorQueue(), domain.MaxQueueName)
 	for _, q := range []string{long.ErrorQueue(), in.ErrorQueue()} {
 		qos, _, ok := domain.QueueQoS(q)

@@ -59,9 +59,85 @@ const (
 // MaxQueueName is the longest physical queue name (§3).
 const MaxQueueName = 24
 
-// Code4 is the four-hex-digit code of a receiver name used in outbound queue names.
+// Code4 is a receiver's first choice of code, the four hex digits of its
+// outbound queue names: the top 16 bits of the CRC-32 of its name. Two
+// receivers may share it (RCV0 and RCV1450 both give F8A4), so the code a
+// receiver's queues carry is the one the store assigned it (§3): Code4
+// first, the next free code (NextCode) on a clash.
 func Code4(receiver string) string {
 	return fmt.Sprintf("%04X", crc32.ChecksumIEEE([]byte(receiver))>>16)
+}
+
+// Codes is how many receiver codes there are: four hex digits.
+const Codes = 1 << 16
+
+// NextCode is the code tried after code when code is taken: one more,
+// FFFF wrapping to 0000.
+func NextCode(code string) string {
+	var n uint32
+	if _, err := fmt.Sscanf(code, "%04X", &n); err != nil {
+		return Code4(code)
+	}
+	return fmt.Sprintf("%04X", (n+1)%Codes)
+}
+
+// ValidCode reports whether s has the form of a receiver code: four
+// uppercase hex digits.
+func ValidCode(s string) bool { return len(s) == 4 && isHex(s) }
+
+// CodePlan is the code a receiver has, or would get at its first message.
+type CodePlan struct {
+	Receiver string `json:"receiver" yaml:"receiver"`
+	// Code is the receiver's code; Assigned says the store gave it
+	// already (else it is the one the receiver would get now).
+	Code     string `json:"code" yaml:"code"`
+	Assigned bool   `json:"assigned" yaml:"assigned"`
+	// Clash names the receiver that holds this one's first choice, Code4
+	// of its name, when that is not its code: "" for none.
+	Clash string `json:"clash,omitempty" yaml:"clash,omitempty"`
+	// Undecided says that Clash has no code yet either: which of the two
+	// gets Code4 is up to which gets a message first.
+	Undecided bool `json:"undecided,omitempty" yaml:"undecided,omitempty"`
+}
+
+// PlanCodes tells, for each of receivers, the code it has (assigned maps
+// receivers to the codes the store gave them) or the one it would get if
+// they came in the order given: Code4 first, the next free code on a
+// clash. A clash shows in Clash.
+func PlanCodes(assigned map[string]string, receivers []string) []CodePlan {
+	owner := map[string]string{} // code → receiver
+	codes := map[string]string{} // receiver → code
+	for rc, code := range assigned {
+		owner[code], codes[rc] = rc, code
+	}
+	out := make([]CodePlan, 0, len(receivers))
+	for _, rc := range receivers {
+		p := CodePlan{Receiver: rc, Code: codes[rc], Assigned: codes[rc] != ""}
+		if !p.Assigned {
+			p.Code = Code4(rc)
+			for n := 0; owner[p.Code] != "" && n < Codes; n++ {
+				p.Code = NextCode(p.Code)
+			}
+			owner[p.Code], codes[rc] = rc, p.Code
+		}
+		if first := Code4(rc); p.Code != first {
+			p.Clash = owner[first]
+			_, decided := assigned[p.Clash]
+			p.Undecided = !p.Assigned && !decided
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// QueueCode returns the receiver code an outbound queue's name carries
+// (its characters 5 to 8, in every outbound form: XBTO, XBQO, XB2O, XBQF),
+// and "" for an inbound queue or a name of no queue.
+func QueueCode(queue string) string {
+	if _, stage, ok := QueueQoS(queue); !ok || stage != Outbound || len(queue) < 8 || !ValidCode(queue[4:8]) {
+		return ""
+	}
+	return queue[4:8]
 }
 
 // EOInboundQueue names an EO inbound queue: XBT + role letter + a 4-digit number.
@@ -70,10 +146,10 @@ func EOInboundQueue(role Role, slot int) string {
 	return fmt.Sprintf("XBT%s%04d", role.Letter(), slot)
 }
 
-// EOOutboundQueue names an EO outbound queue: XBTO + code4(receiver), plus a
-// 4-digit slot when EO_OUTBOUND_PARALLEL is above 1 (parallel > 1).
-func EOOutboundQueue(receiver string, parallel, slot int) string {
-	name := "XBTO" + Code4(receiver)
+// EOOutboundQueue names an EO outbound queue: XBTO + the receiver's code,
+// plus a 4-digit slot when EO_OUTBOUND_PARALLEL is above 1 (parallel > 1).
+func EOOutboundQueue(code string, parallel, slot int) string {
+	name := "XBTO" + code
 	if parallel > 1 {
 		name += fmt.Sprintf("%04d", slot)
 	}
@@ -85,9 +161,10 @@ func EOIOInboundQueue(prefix Prefix, role Role, appQueue string) string {
 	return string(prefix) + role.Letter() + appQueue
 }
 
-// EOIOOutboundQueue names an EOIO outbound queue: prefix + O + code4(receiver) + app queue.
-func EOIOOutboundQueue(prefix Prefix, receiver, appQueue string) string {
-	return string(prefix) + "O" + Code4(receiver) + appQueue
+// EOIOOutboundQueue names an EOIO outbound queue: prefix + O + the
+// receiver's code + app queue.
+func EOIOOutboundQueue(prefix Prefix, code, appQueue string) string {
+	return string(prefix) + "O" + code + appQueue
 }
 
 // QueueQoS tells the qos and stage of a physical queue from its name alone.

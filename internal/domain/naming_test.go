@@ -64,13 +64,13 @@ func TestEOOutboundQueue(t *testing.T) {
 	t.Parallel()
 
 	c := code4("WMS")
-	require.Equal(t, "XBTO2107", domain.EOOutboundQueue("WMS", 1, 0))
-	require.Equal(t, "XBTO"+c, domain.EOOutboundQueue("WMS", 0, 0), "parallel 0 means unset: no slot")
-	require.Equal(t, "XBTO"+c, domain.EOOutboundQueue("WMS", 1, 5), "no slot unless parallel > 1")
-	require.Equal(t, "XBTO21070003", domain.EOOutboundQueue("WMS", 4, 3))
-	require.Equal(t, "XBTO"+c+"0000", domain.EOOutboundQueue("WMS", 2, 0))
-	require.Equal(t, "XBTO"+c+"9998", domain.EOOutboundQueue("WMS", 9999, 9998))
-	require.Equal(t, "XBTO"+code4("ARCHIVE")+"0001", domain.EOOutboundQueue("ARCHIVE", 3, 1))
+	require.Equal(t, "XBTO2107", domain.EOOutboundQueue(domain.Code4("WMS"), 1, 0))
+	require.Equal(t, "XBTO"+c, domain.EOOutboundQueue(domain.Code4("WMS"), 0, 0), "parallel 0 means unset: no slot")
+	require.Equal(t, "XBTO"+c, domain.EOOutboundQueue(domain.Code4("WMS"), 1, 5), "no slot unless parallel > 1")
+	require.Equal(t, "XBTO21070003", domain.EOOutboundQueue(domain.Code4("WMS"), 4, 3))
+	require.Equal(t, "XBTO"+c+"0000", domain.EOOutboundQueue(domain.Code4("WMS"), 2, 0))
+	require.Equal(t, "XBTO"+c+"9998", domain.EOOutboundQueue(domain.Code4("WMS"), 9999, 9998))
+	require.Equal(t, "XBTO"+code4("ARCHIVE")+"0001", domain.EOOutboundQueue(domain.Code4("ARCHIVE"), 3, 1))
 }
 
 func TestEOIOInboundQueue(t *testing.T) {
@@ -85,9 +85,9 @@ func TestEOIOInboundQueue(t *testing.T) {
 func TestEOIOOutboundQueue(t *testing.T) {
 	t.Parallel()
 
-	require.Equal(t, "XBQO2107ORDERS_DE", domain.EOIOOutboundQueue(domain.PrefixXBQ, "WMS", "ORDERS_DE"))
-	require.Equal(t, "XBQO"+code4("ARCHIVE")+"ORDERS_DE", domain.EOIOOutboundQueue(domain.PrefixXBQ, "ARCHIVE", "ORDERS_DE"))
-	require.Equal(t, "XB2O"+code4("ARCHIVE")+"ORDERS_DE", domain.EOIOOutboundQueue(domain.PrefixXB2, "ARCHIVE", "ORDERS_DE"))
+	require.Equal(t, "XBQO2107ORDERS_DE", domain.EOIOOutboundQueue(domain.PrefixXBQ, domain.Code4("WMS"), "ORDERS_DE"))
+	require.Equal(t, "XBQO"+code4("ARCHIVE")+"ORDERS_DE", domain.EOIOOutboundQueue(domain.PrefixXBQ, domain.Code4("ARCHIVE"), "ORDERS_DE"))
+	require.Equal(t, "XB2O"+code4("ARCHIVE")+"ORDERS_DE", domain.EOIOOutboundQueue(domain.PrefixXB2, domain.Code4("ARCHIVE"), "ORDERS_DE"))
 }
 
 // The longest name of each kind, built from the largest inputs §2 and §7 allow,
@@ -100,10 +100,10 @@ func TestQueueNamesFitMaxQueueName(t *testing.T) {
 	longParty := strings.Repeat("p", domain.MaxPartyName)
 	names := []string{
 		domain.EOInboundQueue(domain.RoleReceiver, 9998),
-		domain.EOOutboundQueue(longParty, 9999, 9998),
+		domain.EOOutboundQueue(domain.Code4(longParty), 9999, 9998),
 		domain.EOIOInboundQueue(domain.PrefixXB2, domain.RoleSender, longApp),
-		domain.EOIOOutboundQueue(domain.PrefixXB2, longParty, longApp),
-		domain.EOIOOutboundQueue(domain.PrefixXBQ, longParty, longApp),
+		domain.EOIOOutboundQueue(domain.PrefixXB2, domain.Code4(longParty), longApp),
+		domain.EOIOOutboundQueue(domain.PrefixXBQ, domain.Code4(longParty), longApp),
 	}
 	for _, n := range names {
 		require.LessOrEqual(t, len(n), domain.MaxQueueName, "%q", n)
@@ -129,10 +129,10 @@ func TestQueueQoSRoundTrip(t *testing.T) {
 		}
 	}
 	for _, r := range []string{"WMS", "ARCHIVE", "R15"} {
-		names[domain.EOOutboundQueue(r, 1, 0)] = want{domain.EO, domain.Outbound}
-		names[domain.EOOutboundQueue(r, 8, 3)] = want{domain.EO, domain.Outbound}
+		names[domain.EOOutboundQueue(domain.Code4(r), 1, 0)] = want{domain.EO, domain.Outbound}
+		names[domain.EOOutboundQueue(domain.Code4(r), 8, 3)] = want{domain.EO, domain.Outbound}
 		for _, p := range []domain.Prefix{domain.PrefixXBQ, domain.PrefixXB2} {
-			names[domain.EOIOOutboundQueue(p, r, "ORDERS_DE")] = want{domain.EOIO, domain.Outbound}
+			names[domain.EOIOOutboundQueue(p, domain.Code4(r), "ORDERS_DE")] = want{domain.EOIO, domain.Outbound}
 		}
 	}
 	// §10: the switched sets and the error queues.

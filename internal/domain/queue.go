@@ -168,9 +168,9 @@ func AwaitingDelivery(counts map[Status]int64) int64 {
 // and its head: the first open message that holds the queue up, nil when
 // every open message has been passed over (PassedOver). unconfigured says
 // no node delivers to the queue's receiver (§8): a queue that would
-// deliver on its own — ACTIVE or WAITING — is UNCONFIGURED instead; one
-// that needs an operator (BLOCKED, ERROR) or has nothing to deliver keeps
-// its state, which says what to do first.
+// deliver now on its own — ACTIVE — is UNCONFIGURED instead; one that
+// needs an operator (BLOCKED, ERROR), waits for a retry (WAITING) or has
+// nothing to deliver keeps its state, which says what comes first.
 func StateOf(stopped bool, depth int64, head *QueueHead, qos QoS, unconfigured bool) QueueState {
 	switch {
 	case stopped:
@@ -181,10 +181,12 @@ func StateOf(stopped bool, depth int64, head *QueueHead, qos QoS, unconfigured b
 		return QueueError
 	case Blocks(qos, head.Status, head.ErrorClass):
 		return QueueBlocked
+	case head.Status == StatusWAIT:
+		// A retry the head waits for is what the queue waits for first,
+		// whoever delivers it: the state keeps saying so.
+		return QueueWaiting
 	case unconfigured:
 		return QueueUnconfigured
-	case head.Status == StatusWAIT:
-		return QueueWaiting
 	}
 	return QueueActive
 }

@@ -107,8 +107,8 @@ func TestStateOf(t *testing.T) {
 }
 
 // TestStateOfUnconfigured: a queue whose receiver no node has configured
-// is UNCONFIGURED where it would deliver on its own; what needs an
-// operator, or has nothing to deliver, keeps its state.
+// is UNCONFIGURED where it would deliver now on its own; what needs an
+// operator, waits for a retry, or has nothing to deliver keeps its state.
 func TestStateOfUnconfigured(t *testing.T) {
 	t.Parallel()
 
@@ -124,7 +124,7 @@ func TestStateOfUnconfigured(t *testing.T) {
 		want    domain.QueueState
 	}{
 		{"TBDL head", false, 3, head(domain.StatusTBDL, ""), domain.EO, domain.QueueUnconfigured},
-		{"WAIT head", false, 3, head(domain.StatusWAIT, domain.ErrorTransient), domain.EOIO, domain.QueueUnconfigured},
+		{"WAIT head", false, 3, head(domain.StatusWAIT, domain.ErrorTransient), domain.EOIO, domain.QueueWaiting},
 		{"DLNG head", false, 1, head(domain.StatusDLNG, ""), domain.EO, domain.QueueUnconfigured},
 		{"stopped", true, 3, head(domain.StatusTBDL, ""), domain.EO, domain.QueueStopped},
 		{"empty", false, 0, nil, domain.EO, domain.QueueEmpty},

@@ -19,7 +19,7 @@ func (s *Server) eoioStatus(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) eoioSwitch(w http.ResponseWriter, r *http.Request) error {
 	var body wire.EOIOSwitchBody
 	if err := s.decode(w, r, &body, 1<<16); err != nil {
-		return refusal{err}
+		return refusal{error: err}
 	}
 	// The service checks the number, and audits a refusal.
 	st, err := s.opts.Service.EOIOSwitch(r.Context(), admin.EOIOSwitchParams{Queues: string(body.Queues)})

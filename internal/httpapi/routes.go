@@ -175,7 +175,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) error {
 	var body wire.SendBody
 	// base64 grows a payload by a third; 32 MiB leaves room for a batch of small ones.
 	if err := s.decode(w, r, &body, s.opts.MaxPayload/3*4+32<<20); err != nil {
-		return refusal{err}
+		return refusal{error: err}
 	}
 	prepare := r.URL.Query().Get("prepare") == "true"
 	reqs := make([]domain.SendRequest, len(body.Messages))
@@ -184,18 +184,18 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			if len(body.Messages) == 1 {
 				// As the service does: a single message is refused without its position.
-				return refusal{err}
+				return refusal{error: err}
 			}
-			return refusal{&admin.RequestError{Index: i, Err: err}}
+			return refusal{error: &admin.RequestError{Index: i, Err: err}}
 		}
 		req.Prepare = req.Prepare || prepare
 		reqs[i] = req
 	}
 	if len(reqs) == 0 {
-		return refusal{domain.Invalidf("no messages in the request")}
+		return refusal{error: domain.Invalidf("no messages in the request")}
 	}
 	if err := headerKey(r.Header, reqs); err != nil {
-		return refusal{err}
+		return refusal{error: err}
 	}
 	sent, err := s.opts.Service.Send(r.Context(), reqs)
 	if err != nil {
@@ -241,15 +241,16 @@ func headerKey(h http.Header, reqs []domain.SendRequest) error {
 func (s *Server) act(w http.ResponseWriter, r *http.Request) error {
 	var body wire.ActBody
 	if err := s.decode(w, r, &body, 16<<20); err != nil {
-		return refusal{err}
+		return refusal{error: err}
 	}
 	sel, err := body.Select.Selection()
 	if err != nil {
-		return refusal{err}
+		named, _ := json.Marshal(wire.ActBody{Targets: body.Targets})
+		return refusal{error: err, body: named}
 	}
 	res, err := s.opts.Service.Act(r.Context(), admin.ActParams{
 		Action: admin.Action(r.PathValue("action")), Targets: body.Targets, Select: sel, Reason: body.Reason,
-		DryRun: body.DryRun, CountOnly: body.CountOnly,
+		DryRun: body.DryRun, CountOnly: body.CountOnly, IncludeBlacklisted: body.IncludeBlacklisted,
 	})
 	if err != nil {
 		return err
@@ -279,7 +280,7 @@ func (s *Server) nodes(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) tune(w http.ResponseWriter, r *http.Request) error {
 	var body wire.TuneBody
 	if err := s.decode(w, r, &body, 1<<16); err != nil {
-		return refusal{err}
+		return refusal{error: err}
 	}
 	// The service checks the value, 0 and text included, and audits a refusal.
 	e, err := s.opts.Service.Tune(r.Context(), admin.TuneParams{Param: r.PathValue("param"), Sub: body.Sub, Value: string(body.Value)})
@@ -370,7 +371,7 @@ func (s *Server) names(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) purge(w http.ResponseWriter, r *http.Request) error {
 	var body wire.PurgeBody
 	if err := s.decode(w, r, &body, 1<<16); err != nil {
-		return refusal{err}
+		return refusal{error: err}
 	}
 	res, err := s.opts.Service.Purge(r.Context(), admin.PurgeParams{
 		DeliveredBefore: body.DeliveredBefore, FailedBefore: body.FailedBefore, DryRun: body.DryRun,

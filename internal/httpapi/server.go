@@ -137,7 +137,7 @@ func (s *Server) Handler(trusted bool) http.Handler {
 			err := domain.Invalidf("path %q has an empty, . or .. segment; names that are . or .. cannot be given in a path", p)
 			if mutatingMethod(r.Method) {
 				c, _ := s.callerOf(r, trusted)
-				s.record(r, c, domain.AuditError, err.Error())
+				s.record(r, nil, c, domain.AuditError, err.Error(), nil)
 			}
 			writeError(w, err)
 			return
@@ -211,7 +211,7 @@ func (s *Server) wrap(rt route, trusted bool) http.HandlerFunc {
 			case c == nil:
 				// Refusals without a token: a mutating request's is audited.
 				if rt.mutating {
-					s.record(r, nil, domain.AuditDenied, why)
+					s.record(r, &rt, nil, domain.AuditDenied, why, nil)
 				}
 				// RFC 6750 §3: the scheme to authenticate with, and for a
 				// token that was given but not accepted, why.
@@ -226,7 +226,11 @@ func (s *Server) wrap(rt route, trusted bool) http.HandlerFunc {
 				// A token-authenticated refusal is audited, whatever was asked.
 				msg := fmt.Sprintf("token %s (role %s) may not run '%s' (%s %s): it needs role %s",
 					c.name, c.role, rt.command(r), r.Method, r.URL.Path, rolesWith(need))
-				s.record(r, c, domain.AuditDenied, msg)
+				var body []byte
+				if rt.mutating {
+					body = readRefused(r)
+				}
+				s.record(r, &rt, c, domain.AuditDenied, msg, body)
 				writeJSON(w, http.StatusForbidden, wire.ErrorBody{Error: wire.ErrorDetail{Code: "forbidden", Message: msg}})
 				return
 			}
@@ -235,7 +239,7 @@ func (s *Server) wrap(rt route, trusted bool) http.HandlerFunc {
 		if err := rt.handle(w, r.WithContext(ctx)); err != nil {
 			var rf refusal
 			if rt.mutating && errors.As(err, &rf) {
-				s.record(r, c, domain.AuditError, err.Error())
+				s.record(r, &rt, c, domain.AuditError, err.Error(), rf.body)
 			}
 			writeError(w, err)
 		}
@@ -245,18 +249,26 @@ func (s *Server) wrap(rt route, trusted bool) http.HandlerFunc {
 // refusal is an error of a mutating request that the server refused before
 // the service saw it, such as a malformed body. The service audits the
 // requests it refuses itself; wrap audits these.
-type refusal struct{ error }
+type refusal struct {
+	error
+	// body is the request's body, when the handler read it: it names the
+	// refused action's targets.
+	body []byte
+}
 
 func (r refusal) Unwrap() error { return r.error }
 
 // record writes the audit entry of a request refused before it reached
 // the service. c is who made it; nil means no valid token, and then the
 // refusal is counted per source address and recorded at most once a
-// window (refusals.go). Every entry is bounded.
-func (s *Server) record(r *http.Request, c *caller, result, detail string) {
+// window (refusals.go). Every entry is bounded. rt is the request's route
+// (nil for none) and body what was read of its body: the entry names the
+// action and targets the request would have had (auditAction).
+func (s *Server) record(r *http.Request, rt *route, c *caller, result, detail string, body []byte) {
+	action, targets := auditAction(rt, r, body)
 	e := &domain.AuditEntry{
-		At: s.opts.Now(), Actor: "anonymous", Source: source(r), Action: r.Method + " " + r.URL.Path,
-		Targets: []string{}, Result: result, Detail: detail,
+		At: s.opts.Now(), Actor: "anonymous", Source: source(r), Action: action,
+		Targets: targets, Result: result, Detail: detail,
 	}
 	e.Bound()
 	entries := []*domain.AuditEntry{e}

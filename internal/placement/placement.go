@@ -30,6 +30,10 @@ type Params interface {
 	// its head holds it up (WAIT or NDLV): false, false for a queue that
 	// does not exist.
 	Occupied(queue string) (holds, heldUp bool, err error)
+	// ReceiverCode returns the code of a receiver's outbound queues, the
+	// one the store assigned it (§3) — assigning it now, in a transaction
+	// that writes, to a receiver that has none yet.
+	ReceiverCode(receiver string) (string, error)
 }
 
 // Placer names queues; Rand draws a slot in [0, n).
@@ -54,16 +58,20 @@ func (p Placer) Inbound(params Params, qos domain.QoS, appQueue string) (string,
 
 // Outbound names the outbound queue of a message for one receiver.
 func (p Placer) Outbound(params Params, qos domain.QoS, receiver, appQueue string) (string, error) {
+	code, err := params.ReceiverCode(receiver)
+	if err != nil {
+		return "", err
+	}
 	if qos == domain.EOIO {
-		return eoio(params, domain.Lane{Stage: domain.Outbound, Receiver: receiver, AppQueue: appQueue}, func(s domain.EOIOSet) string {
-			return s.Outbound(receiver, appQueue)
+		return eoio(params, domain.Lane{Stage: domain.Outbound, Receiver: receiver, Code: code, AppQueue: appQueue}, func(s domain.EOIOSet) string {
+			return s.Outbound(code, appQueue)
 		})
 	}
 	n, err := parallel(params, ParamEOOutbound, receiver, "")
 	if err != nil {
 		return "", err
 	}
-	return domain.EOOutboundQueue(receiver, n, p.Rand(n)), nil
+	return domain.EOOutboundQueue(code, n, p.Rand(n)), nil
 }
 
 // eoio names the queue a new EOIO message of a lane joins (§10): its queue

@@ -17,10 +17,18 @@ import (
 // lane are ahead of it; Divert moves a failed message, and those of its lane
 // after it, to the error queue.
 
-// Placement returns the view of a transaction that placement reads.
-func Placement(r Reader) placement.Params { return placing{r} }
+// Placement returns the view of a read-only transaction that placement
+// reads: a receiver with no code yet is named with the code it would get.
+func Placement(r Reader) placement.Params { return placing{Reader: r} }
 
-type placing struct{ Reader }
+// Placing returns the view of a transaction that places messages: a
+// receiver with no code yet gets one (AssignCode).
+func Placing(w Writer) placement.Params { return placing{Reader: w, w: w} }
+
+type placing struct {
+	Reader
+	w Writer
+}
 
 // Occupied reads the queue's counters, and its head only when they leave
 // room for one that holds the queue up.
@@ -153,7 +161,7 @@ func PlaceCommitted(w Writer, placer placement.Placer, m *domain.Message, h doma
 	if m.QoS != domain.EOIO || m.Status != domain.StatusPEND || m.Stage != domain.Inbound {
 		return m.Queue, nil
 	}
-	queue, err := placer.Inbound(Placement(w), m.QoS, m.AppQueue)
+	queue, err := placer.Inbound(Placing(w), m.QoS, m.AppQueue)
 	if err != nil || queue == m.Queue {
 		return m.Queue, err
 	}
@@ -162,4 +170,18 @@ func PlaceCommitted(w Writer, placer placement.Placer, m *domain.Message, h doma
 		return "", err
 	}
 	return queue, nil
+}
+
+// ReceiverCode returns the receiver's code; a transaction that places
+// assigns one to a receiver that has none (AssignCode), one that only
+// reads names the code the receiver would get.
+func (p placing) ReceiverCode(receiver string) (string, error) {
+	if p.w != nil {
+		return AssignCode(p.w, receiver)
+	}
+	plan, err := PlanCodes(p.Reader, []string{receiver})
+	if err != nil {
+		return "", err
+	}
+	return plan[0].Code, nil
 }

@@ -80,7 +80,7 @@ func Route(tx Writer, in *domain.Message, router *placement.Router, base domain.
 		h.Reason = reason
 		return h
 	}
-	targets, reason, rerr := router.Route(Placement(tx), in)
+	targets, reason, rerr := router.Route(Placing(tx), in)
 	switch {
 	case rerr != nil:
 		after, err := w.Reject(rerr, entry(""))

@@ -70,6 +70,13 @@ type Reader interface {
 	// EOIO returns the state of the EOIO switch procedure (§10):
 	// domain.DefaultEOIO in a store never switched.
 	EOIO() (domain.EOIOSwitch, error)
+	// ReceiverCode returns the code the store assigned a receiver, the four
+	// hex digits of its outbound queue names (§3); a receiver that has none
+	// yet is not found.
+	ReceiverCode(receiver string) (string, error)
+	// ReceiverCodes calls fn for each receiver that has a code, in receiver
+	// name order. ErrStop ends the walk early.
+	ReceiverCodes(fn func(receiver, code string) error) error
 }
 
 // Writer changes the store within a transaction. Every method keeps the
@@ -125,6 +132,11 @@ type Writer interface {
 	// another qos or stage is refused. DLNG messages do not move. (The
 	// error queues of §10, and a message committed after a switch.)
 	Move(p MoveParams) (*domain.Message, error)
+	// PutReceiverCode gives receiver the code, unless the receiver has a
+	// code already or another receiver has this one: ok is false then and
+	// nothing changes. A code, once given, is the receiver's for good.
+	// (AssignCode holds the rule of which code a receiver gets.)
+	PutReceiverCode(receiver, code string) (ok bool, err error)
 }
 
 // MoveParams describe one Move.

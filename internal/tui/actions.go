@@ -111,7 +111,7 @@ type dialogMsg struct{ pending *pendingAction }
 // many messages move on once the heads among them no longer hold their
 // queues up, which queues stay blocked, and what is skipped.
 func messageAction(v verb, ts []target, queues map[string]*domain.Queue) *pendingAction {
-	var ids, skipped, order []string
+	var ids, skipped, order, black []string
 	from := map[domain.Status]int{}
 	perQueue := map[string]int{}
 	for _, t := range ts {
@@ -120,6 +120,9 @@ func messageAction(v verb, ts []target, queues map[string]*domain.Queue) *pendin
 			continue
 		}
 		ids = append(ids, t.id)
+		if t.black {
+			black = append(black, t.id)
+		}
 		from[t.status]++
 		if perQueue[t.queue]++; perQueue[t.queue] == 1 {
 			order = append(order, t.queue)
@@ -145,8 +148,24 @@ func messageAction(v verb, ts []target, queues map[string]*domain.Queue) *pendin
 	title := fmt.Sprintf("%s %s (%s) in %s: %s → %s?", v.word, count(len(ids), "message"), idList(ids), where,
 		strings.Join(froms, ", "), v.to)
 	lines := moveOnLines(ids, order, perQueue, queues)
-	if v.action == admin.ActRelease {
+	switch {
+	case v.action == admin.ActRelease:
 		lines = append(lines, "Crashes are reset to 0.")
+	case v.action == admin.ActResend && len(black) > 0:
+		// A resend leaves blacklisted messages alone unless asked: this
+		// dialog asks, naming them.
+		switch {
+		case len(ids) == 1:
+			lines = append(lines, "It is blacklisted: it crashed the engine. Resending releases it: crashes are reset to 0.")
+		case len(black) == len(ids):
+			lines = append(lines, "All are blacklisted: they crashed the engine. Resending releases them: crashes are reset to 0.")
+		case len(black) == 1:
+			lines = append(lines, fmt.Sprintf("1 of them is blacklisted (%s): it crashed the engine. Resending releases it: crashes are reset to 0.",
+				idList(black)))
+		default:
+			lines = append(lines, fmt.Sprintf("%d of them are blacklisted (%s): they crashed the engine. Resending releases them: crashes are reset to 0.",
+				len(black), idList(black)))
+		}
 	}
 	if len(skipped) > 0 {
 		lines = append(lines, fmt.Sprintf("Skipped, the action does not apply: %s.", strings.Join(skipped, ", ")))
@@ -166,7 +185,8 @@ func messageAction(v verb, ts []target, queues map[string]*domain.Queue) *pendin
 		if p.reason && strings.TrimSpace(p.dialog.Input.Value()) != "" {
 			reason = p.dialog.Input.Value()
 		}
-		res, err := svc.Act(ctx, admin.ActParams{Action: v.action, Targets: ids, Reason: reason})
+		res, err := svc.Act(ctx, admin.ActParams{Action: v.action, Targets: ids, Reason: reason,
+			IncludeBlacklisted: len(black) > 0})
 		if err != nil {
 			return "", err
 		}

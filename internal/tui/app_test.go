@@ -142,6 +142,10 @@ func (b *testBundle) scrub(s string) string {
 		fixed := fmt.Sprintf("00000000-0000-7000-8000-%012d", i+1)
 		s = strings.ReplaceAll(s, id, fixed)
 		s = strings.ReplaceAll(s, short(id), short(fixed))
+		// An id clipped by its column: its start, then an ellipsis.
+		for n := len(id) - 1; n >= 13; n-- {
+			s = strings.ReplaceAll(s, id[:n]+"…", fixed[:n]+"…")
+		}
 	}
 	return s
 }

@@ -227,3 +227,27 @@ func TestNodesNoteWraps(t *testing.T) {
 	text := strings.Join(strings.Fields(m.View()), " ")
 	require.Contains(t, text, "no node is serving the store (queuectl serve runs one); this TUI talks to embedded (this process)")
 }
+
+// TestResendBlacklistedHead: r on a queue whose head is blacklisted says
+// so, as the Blacklist view's release does, and confirming releases it.
+func TestResendBlacklistedHead(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	tm := start(t, options(b.svc), 120, 24, "XBQIRETURNS")
+	press(tm, "j", "r")
+	waitFor(t, tm, "in XBQIRETURNS: NDLV → TBDL?", "It is blacklisted", "crashes are reset to 0")
+	m := finish(t, tm)
+	teatest.RequireEqualOutput(t, []byte(b.scrub(m.View())))
+
+	tm = start(t, options(b.svc), 120, 24, "XBQIRETURNS")
+	press(tm, "j", "r")
+	waitFor(t, tm, "It is blacklisted")
+	press(tm, "y")
+	waitFor(t, tm, "resent 1 message")
+	finish(t, tm)
+	poison, err := b.svc.Message(context.Background(), b.ids[4])
+	require.NoError(t, err)
+	require.Equal(t, domain.StatusTBDL, poison.Status)
+	require.Zero(t, poison.Crashes)
+	require.False(t, poison.Blacklisted)
+}

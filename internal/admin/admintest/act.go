@@ -79,6 +79,39 @@ func testActBlacklist(t *testing.T, b *bundle) {
 	require.Empty(t, b.messages(t, admin.MessageFilter{Blacklisted: ptr(true), Statuses: []domain.Status{domain.StatusNDLV}}))
 }
 
+// A resend leaves blacklisted messages alone unless asked: they are poison,
+// and releasing them is blacklist.release's.
+func testActResendBlacklisted(t *testing.T, b *bundle) {
+	f := b.messageFixture(t)
+	all := &admin.Selection{Messages: &admin.MessageFilter{Statuses: []domain.Status{domain.StatusNDLV, domain.StatusWAIT}}}
+
+	res := b.act(t, admin.ActParams{Action: admin.ActResend, Targets: []string{f.crashed.ID}})
+	require.Zero(t, res.Changed)
+	require.Len(t, res.Skipped, 1)
+	require.Equal(t, f.crashed.ID, res.Skipped[0].ID)
+	require.Contains(t, res.Skipped[0].Reason, "blacklisted after 2 crashes; message.resend leaves it alone")
+	require.Contains(t, res.Skipped[0].Reason, "blacklist release")
+
+	res = b.act(t, admin.ActParams{Action: admin.ActResend, Select: all, DryRun: true})
+	require.NotContains(t, res.ChangedIDs, f.crashed.ID, "a selection leaves it out")
+	require.Contains(t, res.ChangedIDs, f.ndlv.ID)
+	require.Empty(t, res.Skipped)
+	require.Zero(t, res.BlacklistedChanged)
+
+	_, err := b.svc.Act(b.ctx, admin.ActParams{Action: admin.ActResend, DryRun: true,
+		Select: &admin.Selection{Messages: &admin.MessageFilter{Blacklisted: ptr(true)}}})
+	require.ErrorIs(t, err, domain.ErrInvalid, "a selection of blacklisted messages is refused")
+
+	res = b.act(t, admin.ActParams{Action: admin.ActResend, Select: all, IncludeBlacklisted: true})
+	require.Contains(t, res.ChangedIDs, f.crashed.ID)
+	require.Equal(t, 1, res.BlacklistedChanged, "it says how many were blacklisted")
+	m, err := b.svc.Message(b.ctx, f.crashed.ID)
+	require.NoError(t, err)
+	require.Equal(t, domain.StatusTBDL, m.Status)
+	require.Zero(t, m.Crashes)
+	require.False(t, m.Blacklisted)
+}
+
 func testActTx(t *testing.T, b *bundle) {
 	var pend []*domain.Message
 	for range 3 {

@@ -70,6 +70,7 @@ func Run(t *testing.T, newService NewService) {
 		{"Payload", testPayload},
 		{"ActResendFail", testActResendFail},
 		{"ActBlacklist", testActBlacklist},
+		{"ActResendBlacklisted", testActResendBlacklisted},
 		{"ActTx", testActTx},
 		{"TxStuck", testTxStuck},
 		{"ActQueues", testActQueues},

@@ -41,6 +41,11 @@ type Options struct {
 	// Create lets a call create the store when it does not exist; without
 	// it a missing store is refused (exit 6) and nothing is made.
 	Create bool
+	// MakeDirs lets the store's missing directories be created with it
+	// (the default store's); without it a new store's directory must exist.
+	MakeDirs bool
+	// Created, if set, is told the path of a store a call created.
+	Created func(path string)
 	// Wait bounds the wait for a held store without a socket; zero means
 	// DefaultWait. A deadline of the call's context bounds it instead.
 	Wait time.Duration

@@ -35,7 +35,7 @@ func (s *Service) hold() (*local.Service, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.held == nil {
-		h, err := openHolding(s.opts.Path, s.opts.Create, s.opts.Local, s.opts.Socket)
+		h, err := openHolding(s.opts, s.opts.Socket)
 		if err != nil {
 			return nil, err
 		}
@@ -58,12 +58,13 @@ func (s *Service) release() {
 // openHolding opens the store for this process, without waiting for the
 // file lock (errHeld), and serves its socket until Close: every process
 // that holds the store serves it, so that no other command is locked out.
-func openHolding(path string, create bool, opts local.Options, socket SocketServer) (*holding, error) {
-	st, err := open(path, create)
+func openHolding(o Options, socket SocketServer) (*holding, error) {
+	path := o.Path
+	st, err := open(path, o.Create, o.MakeDirs, o.Created)
 	if err != nil {
 		return nil, err
 	}
-	svc := local.New(st, opts)
+	svc := local.New(st, o.Local)
 	h := &holding{st: st, svc: svc}
 	if socket == nil {
 		return h, nil
@@ -78,9 +79,10 @@ func openHolding(path string, create bool, opts local.Options, socket SocketServ
 // open opens the bbolt file, translating its refusals: a lock held by
 // another process is errHeld at once, a file that is not a queuectl store is
 // unavailable (exit 6) with what to do, and so is a store that is not there
-// unless create allows to make it.
-func open(path string, create bool) (*bolt.Store, error) {
+// unless create allows to make it (and created is told).
+func open(path string, create, makeDirs bool, created func(string)) (*bolt.Store, error) {
 	info, err := os.Stat(path)
+	fresh := errors.Is(err, fs.ErrNotExist) || (err == nil && info.Mode().IsRegular() && info.Size() == 0)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && !create:
 		return nil, domain.WithHint(domain.ErrUnavailable, fmt.Sprintf("there is no store at %s", path),
@@ -93,9 +95,12 @@ func open(path string, create bool) (*bolt.Store, error) {
 	}
 	// bbolt tries the lock once and gives up when the timeout is shorter
 	// than its retry interval.
-	st, err := bolt.Open(path, bolt.Options{Timeout: time.Nanosecond})
+	st, err := bolt.Open(path, bolt.Options{Timeout: time.Nanosecond, MakeDirs: makeDirs})
 	switch {
 	case err == nil:
+		if fresh && created != nil {
+			created(path)
+		}
 		return st, nil
 	case locked(err):
 		return nil, fmt.Errorf("%w: %w", errHeld, err)
@@ -110,6 +115,10 @@ func StoreError(err error) error {
 	if errors.Is(err, bolt.ErrNotStore) {
 		return domain.WithHint(domain.ErrUnavailable, err.Error(),
 			"point --db at the right file, or move this one aside to start a new store")
+	}
+	if errors.Is(err, bolt.ErrNoDir) {
+		return domain.WithHint(domain.ErrUnavailable, err.Error()+"; nothing was created",
+			"check --db (or QUEUECTL_DB): a new store's directory must exist, only the default store's is created")
 	}
 	return err
 }

@@ -42,7 +42,9 @@ var messageActions = map[admin.Action]messageAction{
 		update: func(m *domain.Message, _ admin.ActParams, _ string) {
 			// A fresh start: all retries again; a blacklisted message is released.
 			m.Attempts, m.NextAttemptAt, m.Node = 0, nil, ""
-			m.Crashes, m.Blacklisted = 0, false
+			if m.Blacklisted {
+				release(m)
+			}
 		},
 	},
 	admin.ActFail: {
@@ -53,7 +55,7 @@ var messageActions = map[admin.Action]messageAction{
 		from: []domain.Status{domain.StatusNDLV}, to: domain.StatusTBDL, blacklisted: true, verb: "resend",
 		update: func(m *domain.Message, _ admin.ActParams, _ string) {
 			m.Attempts, m.NextAttemptAt, m.Node = 0, nil, ""
-			m.Crashes, m.Blacklisted = 0, false
+			release(m)
 		},
 	},
 	admin.ActBlacklistFail: {
@@ -72,6 +74,13 @@ var messageActions = map[admin.Action]messageAction{
 			return store.RollbackPrepared(w, id)
 		},
 	},
+}
+
+// release takes a message off the blacklist: its crashes reset, and the
+// blacklisting is no longer its current error (its history keeps it).
+func release(m *domain.Message) {
+	m.Crashes, m.Blacklisted = 0, false
+	m.Error, m.ErrorClass = "", ""
 }
 
 func failUpdate(m *domain.Message, p admin.ActParams, actor string) {
@@ -237,6 +246,12 @@ func (s *Service) actOne(w store.Writer, p admin.ActParams, target string, br *a
 			Reason: fmt.Sprintf("status is %s but not blacklisted; %s needs %s (use 'message %s')", m.Status, p.Action, needs, a.verb)})
 		return "", nil
 	}
+	if p.Action == admin.ActResend && m.Blacklisted && !p.IncludeBlacklisted {
+		br.Skipped = append(br.Skipped, admin.Skipped{ID: m.ID, Status: m.Status,
+			Reason: fmt.Sprintf("blacklisted after %d crashes; %s leaves it alone: release it with 'blacklist release', or resend with --include-blacklisted",
+				m.Crashes, p.Action)})
+		return "", nil
+	}
 	now := s.opts.Now()
 	reason := fmt.Sprintf("%s by %s", p.Action, s.opts.Actor)
 	if p.Reason != "" {
@@ -264,6 +279,9 @@ func (s *Service) actOne(w store.Writer, p admin.ActParams, target string, br *a
 	}
 	br.Changed++
 	br.ChangedIDs = append(br.ChangedIDs, m.ID)
+	if m.Blacklisted && p.Action == admin.ActResend {
+		br.BlacklistedChanged++
+	}
 	return m.Queue, nil
 }
 

@@ -27,10 +27,14 @@ type actionRule struct {
 	// the command a skip reason points to for the others.
 	blacklistedOnly bool
 	hint            string
+	// leavesBlacklisted: the action skips blacklisted messages (a resend
+	// without IncludeBlacklisted).
+	leavesBlacklisted bool
 }
 
 var actionRules = []actionRule{
-	{action: admin.ActResend, from: []domain.Status{domain.StatusNDLV, domain.StatusWAIT}, to: domain.StatusTBDL, needs: "NDLV or WAIT"},
+	{action: admin.ActResend, from: []domain.Status{domain.StatusNDLV, domain.StatusWAIT}, to: domain.StatusTBDL, needs: "NDLV or WAIT",
+		leavesBlacklisted: true, hint: "blacklist release"},
 	{action: admin.ActFail, from: []domain.Status{domain.StatusNDLV, domain.StatusWAIT, domain.StatusHOLD}, to: domain.StatusFAIL, needs: "NDLV, WAIT or HOLD"},
 	{action: admin.ActRelease, from: []domain.Status{domain.StatusNDLV}, to: domain.StatusTBDL, needs: "a blacklisted NDLV message",
 		blacklistedOnly: true, hint: "message resend"},
@@ -64,7 +68,8 @@ func TestActStatusMatrix(t *testing.T) {
 			var wantSkipped []domain.Status
 			for _, id := range targets {
 				m := before[id]
-				allowed := slices.Contains(rule.from, m.Status) && (!rule.blacklistedOnly || m.Blacklisted)
+				allowed := slices.Contains(rule.from, m.Status) && (!rule.blacklistedOnly || m.Blacklisted) &&
+					(!rule.leavesBlacklisted || !m.Blacklisted)
 				after := f.message(t, id)
 				if !allowed {
 					wantSkipped = append(wantSkipped, m.Status)
@@ -93,6 +98,11 @@ func TestActStatusMatrix(t *testing.T) {
 				m := before[sk.ID]
 				require.NotNil(t, m, "skipped id %s is a target", sk.ID)
 				require.Equal(t, m.Status, sk.Status)
+				if m.Blacklisted && rule.leavesBlacklisted {
+					require.Contains(t, sk.Reason, "blacklisted after")
+					require.Contains(t, sk.Reason, rule.hint)
+					continue
+				}
 				require.Contains(t, sk.Reason, "status is "+string(m.Status), "the reason names the current status")
 				require.Contains(t, sk.Reason, string(rule.action)+" needs "+rule.needs, "the reason names the needed ones")
 				if m.Status == domain.StatusNDLV && rule.blacklistedOnly {
@@ -128,8 +138,9 @@ func TestActResendStartsAfresh(t *testing.T) {
 
 	f := setupStatuses(t)
 	wait, crashed := f.byStatus[domain.StatusWAIT], f.blacklisted
-	res := f.act(t, admin.ActParams{Action: admin.ActResend, Targets: []string{wait.ID, crashed.ID}})
+	res := f.act(t, admin.ActParams{Action: admin.ActResend, Targets: []string{wait.ID, crashed.ID}, IncludeBlacklisted: true})
 	require.Equal(t, []string{wait.ID, crashed.ID}, res.ChangedIDs)
+	require.Equal(t, 1, res.BlacklistedChanged)
 
 	for _, id := range res.ChangedIDs {
 		m := f.message(t, id)
@@ -153,6 +164,8 @@ func TestActReleaseBlacklisted(t *testing.T) {
 	require.Zero(t, m.Crashes, "release resets crashes (§4)")
 	require.False(t, m.Blacklisted)
 	require.Zero(t, m.Attempts)
+	require.Empty(t, m.Error, "a released message has no current error: its history keeps the blacklisting")
+	require.Empty(t, m.ErrorClass)
 
 	// Released, it is no longer blacklisted: a second release is skipped.
 	res = f.act(t, admin.ActParams{Action: admin.ActRelease, Targets: []string{f.blacklisted.ID}})

@@ -81,7 +81,7 @@ func seedBlacklisted(tb testing.TB, st store.Store, n, batch int) {
 			for i := start; i < min(start+batch, n); i++ {
 				m := &domain.Message{
 					ID: domain.NewID(), QoS: domain.EO, Sender: "ERP", Receiver: "WMS", Stage: domain.Outbound,
-					Queue: domain.EOOutboundQueue("WMS", 100, i%100), Status: domain.StatusTBDL,
+					Queue: domain.EOOutboundQueue(domain.Code4("WMS"), 100, i%100), Status: domain.StatusTBDL,
 				}
 				if err := w.Insert(m, []byte(fmt.Sprintf(`{"order":%d}`, i)), h); err != nil {
 					return err

@@ -128,9 +128,9 @@ func (b *testBundle) outbound(t *testing.T, parent *domain.Message, receiver str
 		Status: domain.StatusTBDL, ParentID: parent.ID, CreatedAt: b.now, UpdatedAt: b.now,
 	}
 	if parent.QoS == domain.EOIO {
-		m.Queue = domain.EOIOOutboundQueue(domain.PrefixXBQ, receiver, parent.AppQueue)
+		m.Queue = domain.EOIOOutboundQueue(domain.PrefixXBQ, domain.Code4(receiver), parent.AppQueue)
 	} else {
-		m.Queue = domain.EOOutboundQueue(receiver, 1, 0)
+		m.Queue = domain.EOOutboundQueue(domain.Code4(receiver), 1, 0)
 	}
 	require.NoError(t, b.st.Update(b.ctx, func(w store.Writer) error {
 		return w.Insert(m, nil, domain.HistoryEntry{At: b.now, To: m.Status, Actor: "engine"})

@@ -27,7 +27,7 @@ func setupQueues(t *testing.T) *queueFixture {
 	t.Helper()
 	f := &queueFixture{testBundle: setup(t),
 		active: "XBTI0000", blocked: "XBQIORDERS_DE", waiting: "XBQIORDERS_AT",
-		stopped: "XBQIORDERS_CH", empty: "XBQIDONE", permanent: domain.EOOutboundQueue("WMS", 1, 0),
+		stopped: "XBQIORDERS_CH", empty: "XBQIDONE", permanent: domain.EOOutboundQueue(domain.Code4("WMS"), 1, 0),
 	}
 	start := f.now
 

@@ -20,6 +20,18 @@ func (s *Service) selection(ctx context.Context, p admin.ActParams) (func() ([]s
 	case !p.Action.QueueAction() && (sel.Messages == nil || sel.Queues != nil):
 		return nil, domain.Invalidf("%s selects messages: give a message filter; nothing was changed", p.Action)
 	}
+	if p.Action == admin.ActResend && !p.IncludeBlacklisted {
+		// Blacklisted messages are poison: resending them is releasing
+		// them, which takes asking for it.
+		if b := sel.Messages.Blacklisted; b != nil && *b {
+			return nil, domain.WithHint(domain.ErrInvalid,
+				"the selection is of blacklisted messages, which message.resend leaves alone; nothing was changed",
+				"release them with 'queuectl blacklist release --all', or resend with --include-blacklisted")
+		}
+		f, no := *sel.Messages, false
+		f.Blacklisted = &no
+		sel = &admin.Selection{Messages: &f, Last: sel.Last}
+	}
 	after, done := "", false
 	read := func() ([]string, bool, error) {
 		if done {

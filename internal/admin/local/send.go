@@ -99,7 +99,7 @@ func (s *Service) Send(ctx context.Context, reqs []domain.SendRequest) ([]admin.
 // stands; one that placement changes meanwhile (a lane's error queue,
 // §10) is locked when it is used.
 func (s *Service) sendQueues(w store.Writer, batch []domain.SendRequest) []string {
-	params := planned{store.Placement(w)}
+	params := planned{store.Placing(w)}
 	seen := map[string]bool{}
 	var names []string
 	add := func(q string) {
@@ -157,7 +157,7 @@ func (s *Service) insertInbound(w store.Writer, r *domain.SendRequest) (*domain.
 		CreatedAt: now,
 		UpdatedAt: now,
 	}
-	queue, err := s.placer.Inbound(store.Placement(w), r.QoS, r.AppQueue)
+	queue, err := s.placer.Inbound(store.Placing(w), r.QoS, r.AppQueue)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +195,7 @@ func (s *Service) routeNow(w store.Writer, m *domain.Message) (*domain.Message, 
 	if wait, err := store.LaneWaits(w, m); wait || err != nil {
 		return m, err
 	}
-	if _, _, err := s.router.Route(store.Placement(w), m); err != nil {
+	if _, _, err := s.router.Route(store.Placing(w), m); err != nil {
 		return m, nil
 	}
 	res, err := w.Route(store.RouteParams{ID: m.ID, Router: s.router,

@@ -6,6 +6,7 @@ package remote
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -68,6 +70,9 @@ type Options struct {
 	Timeout time.Duration
 	// Transport replaces the default transport (tests, TLS roots).
 	Transport http.RoundTripper
+	// CAFile is a PEM file of the CA certificates an https server's
+	// certificate is checked against, instead of the system's.
+	CAFile string
 }
 
 // serverForms are the forms a server is named in, for error messages.
@@ -110,12 +115,47 @@ func New(opts Options) (*Client, error) {
 	default:
 		return nil, domain.Invalidf("server %q: scheme %q is not supported; a server is %s", opts.Server, u.Scheme, serverForms)
 	}
+	if opts.CAFile != "" {
+		if u.Scheme != "https" {
+			return nil, domain.Invalidf("--ca-file %s is for an https:// server; %s is not one", opts.CAFile, opts.Server)
+		}
+		pool, err := readCAFile(opts.CAFile)
+		if err != nil {
+			return nil, err
+		}
+		base, ok := tr.(*http.Transport)
+		if tr == nil {
+			base, ok = http.DefaultTransport.(*http.Transport), true
+		}
+		if !ok {
+			return nil, domain.Invalidf("--ca-file needs the default transport")
+		}
+		t := base.Clone()
+		t.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+		tr = t
+	}
 	if tr == nil {
 		tr = http.DefaultTransport
 	}
 	c.http = &http.Client{Transport: tr, Timeout: opts.Timeout}
 	return c, nil
 }
+
+// readCAFile reads the CA certificates of a PEM file.
+func readCAFile(path string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, domain.Invalidf("--ca-file: %v", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, domain.Invalidf("--ca-file %s holds no PEM certificate", path)
+	}
+	return pool, nil
+}
+
+// plainToTLS is what Go's TLS listener answers to a plain HTTP request.
+const plainToTLS = "Client sent an HTTP request to an HTTPS server"
 
 // Close releases idle connections.
 func (c *Client) Close() error {
@@ -195,6 +235,11 @@ func (c *Client) send(ctx context.Context, method, path string, query url.Values
 func (c *Client) decodeError(resp *http.Response) error {
 	var body wire.ErrorBody
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode == http.StatusBadRequest && bytes.Contains(raw, []byte(plainToTLS)) {
+		https := "https://" + strings.TrimPrefix(c.base, "http://")
+		return domain.WithHint(domain.ErrUnavailable, fmt.Sprintf("server %s speaks TLS: use %s", c.where, https),
+			"name it with https:// in --server or the context (and --ca-file or the context's ca_file for a private CA)")
+	}
 	if json.Unmarshal(raw, &body) != nil || body.Error.Code == "" {
 		return fmt.Errorf("server %s answered %s", c.where, resp.Status)
 	}

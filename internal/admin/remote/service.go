@@ -180,7 +180,7 @@ func (c *Client) Payload(ctx context.Context, id string) ([]byte, error) {
 func (c *Client) Act(ctx context.Context, p admin.ActParams) (*admin.BulkResult, error) {
 	var res admin.BulkResult
 	body := wire.ActBody{Targets: p.Targets, Select: wire.FromSelection(p.Select), Reason: p.Reason, DryRun: p.DryRun,
-		CountOnly: p.CountOnly}
+		CountOnly: p.CountOnly, IncludeBlacklisted: p.IncludeBlacklisted}
 	if body.Targets == nil {
 		body.Targets = []string{}
 	}

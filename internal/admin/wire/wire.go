@@ -90,6 +90,8 @@ type ActBody struct {
 	Reason    string      `json:"reason,omitempty"`
 	DryRun    bool        `json:"dry_run,omitempty"`
 	CountOnly bool        `json:"count_only,omitempty"`
+	// IncludeBlacklisted lets message.resend resend blacklisted messages.
+	IncludeBlacklisted bool `json:"include_blacklisted,omitempty"`
 }
 
 // SelectBody names an action's targets by a filter, written as the query

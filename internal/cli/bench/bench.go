@@ -181,7 +181,7 @@ func openBenchStore(ctx context.Context, c *config.Config, given bool) (engine.S
 			}
 			return st, func() { st.Close() }, nil
 		}
-		st, err := bolt.Open(loc.Path, bolt.Options{})
+		st, err := bolt.Open(loc.Path, bolt.Options{MakeDirs: cmdutil.DefaultStore(loc.Path)})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -86,7 +86,7 @@ func RunFill(ctx context.Context, opts *FillOptions) error {
 	if opts.Announce != nil {
 		opts.Announce()
 	}
-	st, err := bolt.Open(path, bolt.Options{})
+	st, err := bolt.Open(path, bolt.Options{MakeDirs: cmdutil.DefaultStore(path)})
 	if err != nil {
 		return err
 	}

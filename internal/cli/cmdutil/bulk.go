@@ -36,6 +36,14 @@ type BulkAction struct {
 	// Select is what --all selects: the filters of the matching list
 	// command. Only --all needs it.
 	Select *admin.Selection
+	// IncludeBlacklisted is passed on to the service: message resend
+	// resends blacklisted messages only when asked.
+	IncludeBlacklisted bool
+	// Blacklisted, for an action that leaves blacklisted messages alone
+	// unless asked (message resend), selects the blacklisted messages
+	// --all would select but for that: they are counted and named apart,
+	// in the prompt and in the result.
+	Blacklisted *admin.Selection
 }
 
 // BulkOptions are the flags and arguments every bulk command shares.
@@ -202,6 +210,7 @@ func (r *bulkRun) act(ctx context.Context, targets []string) error {
 // targets where the output does not need it.
 func (r *bulkRun) apply(ctx context.Context, p admin.ActParams) error {
 	p.Action, p.Reason, p.DryRun = r.action.Action, r.opts.Reason, r.opts.DryRun
+	p.IncludeBlacklisted = r.action.IncludeBlacklisted
 	res, err := r.svc.Act(ctx, p)
 	if res == nil {
 		return err
@@ -308,16 +317,56 @@ func (r *bulkRun) all(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if n == 0 {
-		r.none = fmt.Sprintf("no %ss match; nothing to %s", r.action.Noun, r.action.Verb)
-		return nil
-	}
-	if !r.opts.Yes && !r.opts.DryRun {
-		if err := r.confirm(ctx, n); err != nil {
+	blacklisted := 0
+	if r.action.Blacklisted != nil {
+		if blacklisted, err = countUpTo(ctx, r.svc, r.action.Blacklisted, sel.Last, r.action.IncludeBlacklisted); err != nil {
 			return err
 		}
 	}
+	left := 0
+	if !r.action.IncludeBlacklisted {
+		left, blacklisted = blacklisted, 0
+	}
+	if n == 0 {
+		r.none = fmt.Sprintf("no %ss match; nothing to %s", r.action.Noun, r.action.Verb)
+		if left > 0 {
+			r.none += "; " + leftAlone(left)
+		}
+		return nil
+	}
+	if !r.opts.Yes && !r.opts.DryRun {
+		if err := r.confirm(ctx, n, blacklisted, left); err != nil {
+			return err
+		}
+	}
+	r.res.BlacklistedLeft = left
 	return r.apply(ctx, admin.ActParams{Select: &sel, CountOnly: r.format.Tabular()})
+}
+
+// countUpTo counts the messages sel selects; within is set when they are
+// part of the action's selection, which ends at last (what appeared after
+// the count is left to a later action either way).
+func countUpTo(ctx context.Context, svc admin.Service, sel *admin.Selection, last string, within bool) (int, error) {
+	n := 0
+	err := svc.Messages(ctx, *sel.Messages, func(m *domain.Message) error {
+		if within && last != "" && m.ID > last {
+			return admin.ErrStop
+		}
+		n++
+		return nil
+	})
+	return n, err
+}
+
+// leftAlone says what a resend does not do to blacklisted messages, and
+// how to do it.
+func leftAlone(n int) string {
+	noun := "message is"
+	if n != 1 {
+		noun = "messages are"
+	}
+	return fmt.Sprintf("%s blacklisted %s left alone: release with 'queuectl blacklist release', or add --include-blacklisted",
+		FormatCount(n), noun)
 }
 
 // countSelection counts the targets sel names as the service selects them,
@@ -346,12 +395,21 @@ func countSelection(ctx context.Context, svc admin.Service, a admin.Action, sel 
 var errAborted = errors.New("aborted; nothing was changed")
 
 // confirm asks on stderr, reading the answer from stdin.
-func (r *bulkRun) confirm(ctx context.Context, n int) error {
+// blacklisted of the n are blacklisted messages the action includes; left
+// are those it leaves alone.
+func (r *bulkRun) confirm(ctx context.Context, n, blacklisted, left int) error {
 	noun := r.action.Noun
 	if n != 1 {
 		noun += "s"
 	}
-	fmt.Fprintf(r.opts.IO.ErrOut, "%s %s %s? [y/N] ", capitalize(r.action.Verb), FormatCount(n), noun)
+	if left > 0 {
+		fmt.Fprintf(r.opts.IO.ErrOut, "queuectl: %s\n", leftAlone(left))
+	}
+	apart := ""
+	if blacklisted > 0 {
+		apart = fmt.Sprintf(", %s of them blacklisted (crashes are reset to 0)", FormatCount(blacklisted))
+	}
+	fmt.Fprintf(r.opts.IO.ErrOut, "%s %s %s%s? [y/N] ", capitalize(r.action.Verb), FormatCount(n), noun, apart)
 	// No answer, at the end of the input, is no.
 	answer, _ := bufio.NewReader(io.LimitReader(ContextReader(ctx, r.opts.IO.In), 1<<10)).ReadString('\n')
 	if ctx.Err() != nil {

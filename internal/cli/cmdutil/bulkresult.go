@@ -86,8 +86,17 @@ func printBulkSummary(w io.Writer, a *BulkAction, res *admin.BulkResult, t tally
 	if t.total() != t.changed {
 		count += " of " + FormatCount(t.total())
 	}
-	if _, err := fmt.Fprintf(w, "%s %s: %s %s\n", verb, count, a.Verb, a.Change); err != nil {
+	apart := ""
+	if res.BlacklistedChanged > 0 {
+		apart = fmt.Sprintf(", %s of them blacklisted (crashes reset to 0)", FormatCount(res.BlacklistedChanged))
+	}
+	if _, err := fmt.Fprintf(w, "%s %s: %s %s%s\n", verb, count, a.Verb, a.Change, apart); err != nil {
 		return err
+	}
+	if res.BlacklistedLeft > 0 {
+		if _, err := fmt.Fprintln(w, leftAlone(res.BlacklistedLeft)); err != nil {
+			return err
+		}
 	}
 	return printUnchanged(w, res)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"os/user"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -131,7 +132,11 @@ func (f *Factory) openAdmin() (admin.Service, error) {
 			return nil, err
 		}
 		// Not returned directly: a nil *Client in the interface would not be nil.
-		client, err := remote.New(remote.Options{Server: server, Token: token})
+		ro, err := remoteOptions(c, server, token)
+		if err != nil {
+			return nil, err
+		}
+		client, err := remote.New(ro)
 		if err != nil {
 			return nil, err
 		}
@@ -159,6 +164,7 @@ func (f *Factory) openAdmin() (admin.Service, error) {
 		return local.New(st, opts), nil
 	}
 	return embedded.New(embedded.Options{Path: loc.Path, Local: opts, Create: f.CreateStore,
+		MakeDirs: DefaultStore(loc.Path), Created: f.announceCreated,
 		Socket: SocketAPI{MaxPayload: opts.MaxPayload}}), nil
 }
 
@@ -191,4 +197,16 @@ func (f *Factory) EmbeddedStore() bool {
 	}
 	loc, err := ResolveStore(c)
 	return err == nil && loc.Postgres == ""
+}
+
+// DefaultStore reports whether path is the default store's, the one store
+// whose missing directories a command creates.
+func DefaultStore(path string) bool {
+	return filepath.Clean(path) == filepath.Clean(config.DefaultDBPath())
+}
+
+// announceCreated says on stderr that a command created a store: one at a
+// mistyped path would otherwise go unnoticed.
+func (f *Factory) announceCreated(path string) {
+	fmt.Fprintf(f.IO.ErrOut, "queuectl: created a new store at %s\n", path)
 }

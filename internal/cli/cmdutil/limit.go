@@ -26,7 +26,11 @@ func (f *Factory) PayloadLimit(ctx context.Context) (int64, error) {
 	}
 	var client *remote.Client
 	if server != "" {
-		if client, err = remote.New(remote.Options{Server: server, Token: token}); err != nil {
+		ro, err := remoteOptions(c, server, token)
+		if err != nil {
+			return 0, err
+		}
+		if client, err = remote.New(ro); err != nil {
 			return 0, err
 		}
 	} else {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/queuectl/queuectl/internal/admin/remote"
 	"github.com/queuectl/queuectl/internal/config"
 	"github.com/queuectl/queuectl/internal/domain"
 )
@@ -13,19 +14,9 @@ import (
 // (QUEUECTL_SERVER), else the server of the context in use. An empty server
 // means embedded mode.
 func remoteTarget(c *config.Config) (server, token string, err error) {
-	server = c.ServerURL
-	tokenFile := c.TokenFile
-	name, ctx, err := selectedContext(c)
+	server, tokenFile, _, err := serverOf(c)
 	if err != nil {
 		return "", "", err
-	}
-	if name != "" {
-		if server == "" {
-			server = ctx.Server
-		}
-		if tokenFile == "" {
-			tokenFile = ctx.TokenFile
-		}
 	}
 	if server == "" {
 		return "", "", nil
@@ -50,4 +41,39 @@ func ExpandHome(p string) string {
 		}
 	}
 	return p
+}
+
+// serverOf is the server a command talks to — --server, else the selected
+// context's — with the token file and the CA file that go with it.
+func serverOf(c *config.Config) (server, tokenFile, caFile string, err error) {
+	server, tokenFile, caFile = c.ServerURL, c.TokenFile, c.CAFile
+	name, ctx, err := selectedContext(c)
+	if err != nil {
+		return "", "", "", err
+	}
+	if name != "" {
+		if server == "" {
+			server = ctx.Server
+		}
+		if tokenFile == "" {
+			tokenFile = ctx.TokenFile
+		}
+		if caFile == "" {
+			caFile = ctx.CAFile
+		}
+	}
+	return server, tokenFile, caFile, nil
+}
+
+// remoteOptions are the options of a client of the server the
+// configuration names.
+func remoteOptions(c *config.Config, server, token string) (remote.Options, error) {
+	_, _, caFile, err := serverOf(c)
+	if err != nil {
+		return remote.Options{}, err
+	}
+	if caFile != "" {
+		caFile = ExpandHome(caFile)
+	}
+	return remote.Options{Server: server, Token: token, CAFile: caFile}, nil
 }

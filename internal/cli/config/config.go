@@ -31,7 +31,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		Args:  cobra.ArbitraryArgs,
 		RunE:  cmdutil.RunGroup,
 	}
-	cmd.AddCommand(newViewCmd(f), newCheckCmd(f))
+	cmd.AddCommand(newViewCmd(f), newCheckCmd(f), newGetContextsCmd(f), newUseContextCmd(f))
 	return cmd
 }
 
@@ -42,7 +42,12 @@ func newViewCmd(f *cmdutil.Factory) *cobra.Command {
 		Long: `Print the configuration this invocation runs with: defaults, overridden by
 the config file, by QUEUECTL_* environment variables, and by flags. Tokens and
 passwords are shown as REDACTED. The output is YAML that can serve as a config
-file; -o json prints it as JSON.`,
+file; -o json prints it as JSON.
+
+It starts with the target commands act on — a server, a store URL or a store
+file — and what chose it: a flag, an environment variable, the config file,
+a context (named by --context or current_context), or the default. -o json
+has it as "target".`,
 		Example: `  queuectl config view
   QUEUECTL_ENGINE_WORKERS=32 queuectl config view
   queuectl --config ./prod.yaml config view -o json`,
@@ -59,10 +64,17 @@ file; -o json prints it as JSON.`,
 			if format == output.IDs {
 				return domain.Invalidf("config view has no ids to print; use -o yaml (the default) or -o json")
 			}
+			target, err := cmdutil.TargetOf(c, f.GlobalFlags)
+			if err != nil {
+				return err
+			}
 			r := c.Redacted()
 			doc, err := document(r)
 			if err != nil {
 				return err
+			}
+			if m, ok := doc.(map[string]any); ok && !format.Tabular() && format != output.YAML {
+				m["target"] = target
 			}
 			return output.Value(f.IO.Out, format, doc, func(w io.Writer, _ bool) error {
 				src := "none found; defaults, environment and flags only"
@@ -70,6 +82,7 @@ file; -o json prints it as JSON.`,
 					src = c.File
 				}
 				fmt.Fprintf(w, "# config file: %s\n", src)
+				fmt.Fprintf(w, "# target: %s %s, from %s\n", target.Kind, target.Value, target.Source)
 				return yaml.NewEncoder(w).Encode(r)
 			}, nil)
 		},
@@ -104,6 +117,10 @@ type checkReport struct {
 	// Unconfigured are the receivers that messages in the store wait for
 	// and the configuration lacks (§8): a warning, not a problem.
 	Unconfigured []admin.ReceiverBacklog `json:"unconfigured" yaml:"unconfigured"`
+	// CodeClashes are the configured receivers whose names share their
+	// code (§3) with another's: a note, not a problem — each has queues of
+	// its own, under the code the store gave it or will give it.
+	CodeClashes []domain.CodePlan `json:"code_clashes" yaml:"code_clashes"`
 }
 
 func newCheckCmd(f *cmdutil.Factory) *cobra.Command {
@@ -124,6 +141,12 @@ serve started with it leaves those messages TBDL, for a node that has the
 receiver. Warnings do not change the exit code: a node of a cluster may
 lack a receiver on purpose.
 
+Receivers whose names give the same four-hex-digit code (RCV0 and RCV1450
+both give F8A4) are noted too: the store gives each receiver a code of its
+own at its first message, the code of its name first, the next free code on
+a clash, so each has queues of its own; the note says which code a receiver
+has in its queue names, or will get.
+
 Every command refuses a configuration with a problem, naming the first one;
 'queuectl serve' runs the same check before it opens the store.`,
 		Example: `  queuectl config check
@@ -141,7 +164,7 @@ Every command refuses a configuration with a problem, naming the first one;
 				format = output.Table
 			}
 			r := checkReport{OK: cerr == nil, Receivers: []string{}, Senders: []string{}, Problems: []string{},
-				Unconfigured: []admin.ReceiverBacklog{}}
+				Unconfigured: []admin.ReceiverBacklog{}, CodeClashes: []domain.CodePlan{}}
 			if c != nil {
 				r.File = c.File
 				r.Receivers = slices.Sorted(maps.Keys(c.Receivers))
@@ -164,8 +187,10 @@ Every command refuses a configuration with a problem, naming the first one;
 			var lookErr error
 			if cerr == nil {
 				var lacking []admin.ReceiverBacklog
-				if lacking, lookErr = waitingFor(f, r.Receivers); lookErr == nil {
+				var clashes []domain.CodePlan
+				if lacking, clashes, lookErr = lookAtStore(f, r.Receivers); lookErr == nil {
 					r.Unconfigured = append(r.Unconfigured, lacking...)
+					r.CodeClashes = append(r.CodeClashes, clashes...)
 				}
 			}
 			if lookErr != nil {
@@ -192,6 +217,7 @@ Every command refuses a configuration with a problem, naming the first one;
 					fmt.Fprintf(f.IO.ErrOut, "queuectl: warning: receiver %s is not configured; messages waiting for it: %d (in %s)\n",
 						b.Receiver, b.Messages, count(b.Queues, "queue"))
 				}
+				printClashes(f.IO.ErrOut, r.CodeClashes)
 			} else {
 				fmt.Fprintf(f.IO.ErrOut, "queuectl: the configuration has %s:\n", count(len(r.Problems), "problem"))
 				for _, p := range r.Problems {
@@ -206,27 +232,74 @@ Every command refuses a configuration with a problem, naming the first one;
 	}
 }
 
-// waitingFor lists the receivers that messages in the store of the
-// configuration wait for and that receivers lacks. A store that is not
-// there holds none; a server's store is for its own configuration to
-// judge.
-func waitingFor(f *cmdutil.Factory, receivers []string) ([]admin.ReceiverBacklog, error) {
+// lookAtStore looks at the store of the configuration, when there is one
+// (not a server's, which is for its own configuration to judge): the
+// receivers that its messages wait for and that receivers lacks, and the
+// receivers whose codes clash (codeClashes). A store that is not there
+// holds no message and has given no code.
+func lookAtStore(f *cmdutil.Factory, receivers []string) ([]admin.ReceiverBacklog, []domain.CodePlan, error) {
 	loc, ok := f.StoreTarget()
 	if !ok {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if loc.Path != "" {
 		if _, err := os.Stat(loc.Path); errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
+			return nil, codeClashes(map[string]string{}, receivers), nil
 		}
 	}
 	svc, err := f.Admin()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ctx, cancel := f.Context(context.Background())
 	defer cancel()
-	return admin.Unconfigured(ctx, svc, receivers)
+	lacking, err := admin.Unconfigured(ctx, svc, receivers)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The code a receiver was given is the one its outbound queues carry.
+	assigned := map[string]string{}
+	err = svc.Queues(ctx, admin.QueueFilter{Stages: []domain.Stage{domain.Outbound}}, func(q *domain.Queue) error {
+		if code := domain.QueueCode(q.Name); code != "" && q.Receiver != "" && assigned[q.Receiver] == "" {
+			assigned[q.Receiver] = code
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return lacking, codeClashes(assigned, receivers), nil
+}
+
+// codeClashes are the receivers, of those configured, that do not have or
+// would not get the code of their name (§3), given the codes assigned.
+func codeClashes(assigned map[string]string, receivers []string) []domain.CodePlan {
+	var out []domain.CodePlan
+	for _, p := range domain.PlanCodes(assigned, receivers) {
+		if p.Clash != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// printClashes notes each clash of codes: which code a receiver has, or
+// what happens at the first messages.
+func printClashes(w io.Writer, clashes []domain.CodePlan) {
+	for _, p := range clashes {
+		first := domain.Code4(p.Receiver)
+		switch {
+		case p.Assigned:
+			fmt.Fprintf(w, "queuectl: note: receiver %s has code %s in its queue names: %s, the code of its name, is %s's\n",
+				p.Receiver, p.Code, first, p.Clash)
+		case p.Undecided:
+			fmt.Fprintf(w, "queuectl: note: receivers %s and %s share the code %s of their names: the first to get a message keeps it, "+
+				"the other gets the next free code; each gets queues of its own\n", p.Clash, p.Receiver, first)
+		default:
+			fmt.Fprintf(w, "queuectl: note: receiver %s will get code %s at its first message: %s, the code of its name, is %s's\n",
+				p.Receiver, p.Code, first, p.Clash)
+		}
+	}
 }
 
 func count(n int, noun string) string {

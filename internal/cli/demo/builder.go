@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/internal/admin/local"
+	"github.com/queuectl/queuectl/internal/cli/cmdutil"
 	"github.com/queuectl/queuectl/internal/config"
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/engine"
@@ -37,7 +38,7 @@ type builder struct {
 // waiting or prepared — and the engine has checked back with the ERP on its
 // three prepared orders: one committed, one rolled back, one stuck.
 func (b *builder) traffic(ctx context.Context) error {
-	st, err := bolt.Open(b.opts.DB, bolt.Options{})
+	st, err := bolt.Open(b.opts.DB, bolt.Options{MakeDirs: cmdutil.DefaultStore(b.opts.DB)})
 	if err != nil {
 		return err
 	}
@@ -171,7 +172,7 @@ func demoMessages() []domain.SendRequest {
 // until the poison is blacklisted: the first two runs die by SIGKILL while
 // delivering it, the third finds it at the blacklisting threshold.
 func (b *builder) crashes(ctx context.Context) error {
-	st, err := bolt.Open(b.opts.DB, bolt.Options{})
+	st, err := bolt.Open(b.opts.DB, bolt.Options{MakeDirs: cmdutil.DefaultStore(b.opts.DB)})
 	if err != nil {
 		return err
 	}

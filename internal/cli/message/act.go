@@ -18,6 +18,8 @@ type ActOptions struct {
 	// Filters select the messages of --all.
 	Filters
 	Action admin.Action
+	// IncludeBlacklisted is resend's --include-blacklisted.
+	IncludeBlacklisted bool
 }
 
 // bulkActions are the message actions: what each does, and the statuses
@@ -32,26 +34,35 @@ var bulkActions = map[admin.Action]struct {
 
 // NewResendCmd builds `message resend`.
 func NewResendCmd(f *cmdutil.Factory, runF func(context.Context, *ActOptions) error) *cobra.Command {
-	cmd := newActCmd(f, admin.ActResend, runF)
+	cmd, opts := newActCmd(f, admin.ActResend, runF)
 	cmd.Use = "resend ID...|-|--all"
 	cmd.Short = "Resend NDLV or WAIT messages now: back to TBDL with all retries"
 	cmd.Long = `Resend messages that are NDLV (not delivered) or WAIT (waiting for a retry):
 each goes back to TBDL with its attempts reset and is delivered again at
-once. A blacklisted message is released too (its crashes reset). Resending
-the head of a blocked queue unblocks it: on an EOIO queue its HOLD
-successors follow it, in order.
+once. Resending the head of a blocked queue unblocks it: on an EOIO queue
+its HOLD successors follow it, in order.
+
+Blacklisted messages are left alone: they crashed the engine, and
+'queuectl blacklist release' is their verb. --all does not select them (it
+says how many it left alone, in --dry-run and before it asks), and an id of
+one is skipped. --include-blacklisted resends them too, releasing them:
+their crashes are reset to 0, and the result and the question name them
+apart.
 
 ` + cmdutil.BulkHelp("message", "queuectl message list", "With --all, --status defaults to NDLV,WAIT.")
 	cmd.Example = `  queuectl message resend 0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1f
   queuectl message list --status NDLV --receiver WMS -o ids | queuectl message resend -
   queuectl message resend --all --receiver WMS --error timeout --dry-run
-  queuectl message resend --all --status WAIT --queue XBTO2107 --yes`
+  queuectl message resend --all --status WAIT --queue XBTO2107 --yes
+  queuectl message resend --all --include-blacklisted --dry-run`
+	cmd.Flags().BoolVar(&opts.IncludeBlacklisted, "include-blacklisted", false,
+		"resend blacklisted messages too, releasing them (their crashes reset to 0)")
 	return cmd
 }
 
 // NewFailCmd builds `message fail`.
 func NewFailCmd(f *cmdutil.Factory, runF func(context.Context, *ActOptions) error) *cobra.Command {
-	cmd := newActCmd(f, admin.ActFail, runF)
+	cmd, _ := newActCmd(f, admin.ActFail, runF)
 	cmd.Use = "fail ID...|-|--all"
 	cmd.Short = "Fail NDLV, WAIT or HOLD messages: cancel them for good (FAIL)"
 	cmd.Long = `Fail messages that are NDLV, WAIT or HOLD: they become FAIL, a final status,
@@ -71,7 +82,7 @@ own: a head failed in one chunk releases its HOLD messages before the next.`
 	return cmd
 }
 
-func newActCmd(f *cmdutil.Factory, action admin.Action, runF func(context.Context, *ActOptions) error) *cobra.Command {
+func newActCmd(f *cmdutil.Factory, action admin.Action, runF func(context.Context, *ActOptions) error) (*cobra.Command, *ActOptions) {
 	opts := &ActOptions{
 		BulkOptions: cmdutil.BulkOptions{IO: f.IO, Admin: f.Admin, Format: f.Format, Hintf: f.Hintf},
 		Now:         f.Now,
@@ -99,7 +110,7 @@ func newActCmd(f *cmdutil.Factory, action admin.Action, runF func(context.Contex
 	if action == admin.ActFail {
 		cmd.Flags().StringVar(&opts.Reason, "reason", "", "why, for the history and the audit log")
 	}
-	return cmd
+	return cmd, opts
 }
 
 // RunAct resends or fails the messages.
@@ -108,7 +119,8 @@ func RunAct(ctx context.Context, opts *ActOptions) error {
 	if !ok {
 		return domain.Invalidf("%s is not a message action", opts.Action)
 	}
-	a := &cmdutil.BulkAction{Action: opts.Action, Verb: spec.verb, Change: spec.change, Noun: "message"}
+	a := &cmdutil.BulkAction{Action: opts.Action, Verb: spec.verb, Change: spec.change, Noun: "message",
+		IncludeBlacklisted: opts.IncludeBlacklisted}
 	if opts.All {
 		f, err := opts.Filters.filter(opts.Now())
 		if err != nil {
@@ -118,6 +130,35 @@ func RunAct(ctx context.Context, opts *ActOptions) error {
 			return err
 		}
 		a.Select = &admin.Selection{Messages: &f}
+		if opts.Action == admin.ActResend {
+			if err := selectApart(a, f, opts.IncludeBlacklisted); err != nil {
+				return err
+			}
+		}
 	}
 	return cmdutil.RunBulk(ctx, a, &opts.BulkOptions)
+}
+
+// selectApart sets what resend --all selects of blacklisted messages:
+// without --include-blacklisted none, which it counts apart (a filter that
+// asks for them is refused); with it, those of the selection, named apart.
+func selectApart(a *cmdutil.BulkAction, f admin.MessageFilter, include bool) error {
+	if b := f.Blacklisted; b != nil && *b && !include {
+		return domain.WithHint(domain.ErrInvalid,
+			"--blacklisted true selects blacklisted messages, which resend leaves alone; nothing was changed",
+			"release them with 'queuectl blacklist release --all', or add --include-blacklisted")
+	}
+	if b := f.Blacklisted; b != nil && !*b {
+		return nil // none of them selected: nothing to name apart
+	}
+	yes, no := true, false
+	bl := f
+	bl.Blacklisted = &yes
+	a.Blacklisted = &admin.Selection{Messages: &bl}
+	if !include {
+		sel := f
+		sel.Blacklisted = &no
+		a.Select = &admin.Selection{Messages: &sel}
+	}
+	return nil
 }

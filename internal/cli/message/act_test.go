@@ -179,3 +179,62 @@ func TestRunActFailAllOfABlockedQueue(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, map[domain.Status]int64{domain.StatusFAIL: 2001}, q.Counts, "none was released for delivery")
 }
+
+// TestRunResendAllAsksWithTheBlacklistedApart: on a terminal, resend --all
+// says how many blacklisted messages it leaves alone before it asks, and
+// with --include-blacklisted names them in the question.
+func TestRunResendAllAsksWithTheBlacklistedApart(t *testing.T) {
+	t.Parallel()
+
+	ctx := context.Background()
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "q.db"), bolt.Options{NoSync: true})
+	require.NoError(t, err)
+	svc := local.New(st, local.Options{})
+	t.Cleanup(func() { require.NoError(t, svc.Close()) })
+	sent, err := svc.Send(ctx, []domain.SendRequest{
+		{QoS: domain.EO, Sender: "ERP", Receivers: []string{"WMS"}, Payload: []byte("x")},
+		{QoS: domain.EO, Sender: "ERP", Receivers: []string{"WMS"}, Payload: []byte("poison")},
+	})
+	require.NoError(t, err)
+	msgs := admin.SentMessages(sent)
+	require.NoError(t, st.Update(ctx, func(w store.Writer) error {
+		for i, m := range msgs {
+			for _, to := range []domain.Status{domain.StatusDLNG, domain.StatusNDLV} {
+				_, err := w.Transition(store.TransitionParams{ID: m.ID, From: []domain.Status{domain.StatusTBDL, domain.StatusDLNG}, To: to,
+					Update: func(m *domain.Message) {
+						m.Error, m.ErrorClass = "HTTP 422", domain.ErrorPermanent
+						if i == 1 {
+							m.Crashes, m.Blacklisted, m.ErrorClass = 2, true, domain.ErrorCrash
+						}
+					}})
+				if err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}))
+	ask := func(include bool, answer string) (string, string) {
+		o, _, out := setupAct(t, admin.ActResend)
+		errOut := &bytes.Buffer{}
+		o.IO = &cmdutil.IOStreams{In: bytes.NewBufferString(answer), Out: out, ErrOut: errOut, StdinTTY: true}
+		o.Admin = func() (admin.Service, error) { return svc, nil }
+		o.All, o.IncludeBlacklisted = true, include
+		_ = message.RunAct(ctx, o)
+		return errOut.String(), out.String()
+	}
+
+	prompt, _ := ask(false, "n\n")
+	require.Equal(t, "queuectl: 1 blacklisted message is left alone: release with 'queuectl blacklist release', or add --include-blacklisted\n"+
+		"Resend 1 message? [y/N] ", prompt)
+	prompt, _ = ask(true, "n\n")
+	require.Equal(t, "Resend 2 messages, 1 of them blacklisted (crashes are reset to 0)? [y/N] ", prompt)
+
+	_, out := ask(false, "y\n")
+	require.Equal(t, "changed 1: resend NDLV/WAIT → TBDL\n"+
+		"1 blacklisted message is left alone: release with 'queuectl blacklist release', or add --include-blacklisted\n", out)
+	poison, err := svc.Message(ctx, msgs[1].ID)
+	require.NoError(t, err)
+	require.Equal(t, domain.StatusNDLV, poison.Status, "left alone")
+	require.True(t, poison.Blacklisted)
+}

@@ -2,6 +2,7 @@ package message
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -42,10 +43,12 @@ type Filters struct {
 	// tells an empty --key "" from none.
 	Key      string
 	KeyGiven bool
+	// Blacklisted is --blacklisted: "true", "false", or "" for either.
+	Blacklisted string
 }
 
 // filterFlags are the names of the Filters flags.
-var filterFlags = []string{"status", "queue", "receiver", "sender", "app-queue", "error", "older-than", "newer-than", "key"}
+var filterFlags = []string{"status", "queue", "receiver", "sender", "app-queue", "error", "older-than", "newer-than", "key", "blacklisted"}
 
 // addFlags adds the filter flags to fl, their help texts led by prefix.
 func (o *Filters) addFlags(fl *pflag.FlagSet, prefix string) {
@@ -58,6 +61,7 @@ func (o *Filters) addFlags(fl *pflag.FlagSet, prefix string) {
 	fl.StringVar(&o.OlderThan, "older-than", "", prefix+"only messages created before this long ago (or this time)")
 	fl.StringVar(&o.NewerThan, "newer-than", "", prefix+"only messages created within this long ago (or after this time)")
 	fl.StringVar(&o.Key, "key", "", prefix+"only messages sent with this idempotency key (by any sender)")
+	fl.StringVar(&o.Blacklisted, "blacklisted", "", prefix+"true: only blacklisted messages; false: only those that are not")
 }
 
 // filter checks the flags and returns the filter they select.
@@ -72,6 +76,13 @@ func (o *Filters) filter(now time.Time) (admin.MessageFilter, error) {
 	}
 	if err := domain.ValidateKey(o.Key); err != nil {
 		return f, err
+	}
+	if o.Blacklisted != "" {
+		b, err := strconv.ParseBool(o.Blacklisted)
+		if err != nil {
+			return f, domain.Invalidf("--blacklisted %q must be true or false", o.Blacklisted)
+		}
+		f.Blacklisted = &b
 	}
 	for _, s := range cmdutil.SplitList(o.Statuses) {
 		st, err := domain.ParseStatuses(s)
@@ -114,6 +125,7 @@ on after the last id of the previous page (in the list's order: with
   queuectl message list --queue XBQIORDERS_DE --limit 0 -o jsonl
   queuectl message list --receiver WMS --error timeout --older-than 1h
   queuectl message list --key order-4711 --sender ERP
+  queuectl message list --status NDLV --blacklisted false
   queuectl message list --limit 100 --after 0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1f
   queuectl message list --reverse --limit 10 -o wide`,
 		Args: cmdutil.NoArgs,

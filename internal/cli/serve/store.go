@@ -2,7 +2,10 @@ package serve
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"log/slog"
+	"os"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -57,9 +60,13 @@ func openStore(ctx context.Context, log *slog.Logger, f *cmdutil.Factory, c *con
 		return &servedStore{st: st, name: st.Target(), close: st.Close}, nil
 	}
 	// A short command may hold the store for a moment: wait for it.
-	st, err := bolt.Open(loc.Path, bolt.Options{Timeout: embedded.DefaultWait})
+	_, statErr := os.Stat(loc.Path)
+	st, err := bolt.Open(loc.Path, bolt.Options{Timeout: embedded.DefaultWait, MakeDirs: cmdutil.DefaultStore(loc.Path)})
 	if err != nil {
 		return nil, embedded.StoreError(err)
+	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		log.Info("created a new store: there was none at the path given", "store", loc.Path)
 	}
 	return &servedStore{st: st, name: loc.Path, sock: loc.Path + ".sock", close: st.Close}, nil
 }

@@ -25,10 +25,13 @@
 //	queues        name -> queue record with its per-status counts
 //	params        name 0x00 sub -> be64(value)
 //	audit         be64(seq) -> audit entry (JSON)
+//	receiver_codes receiver -> the code of its outbound queues (§3)
+//	code_owners   code -> the receiver it was given to
 package bolt
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"sync"
@@ -58,7 +61,14 @@ type Options struct {
 	NoSync bool
 	// Clock is the store's clock; default time.Now. Tests move it by hand.
 	Clock func() time.Time
+	// MakeDirs creates the missing directories of a new store's path.
+	// Without it a path whose directory does not exist is refused
+	// (ErrNoDir): a mistyped path makes no new directories.
+	MakeDirs bool
 }
+
+// ErrNoDir is the refusal of a new store whose directory does not exist.
+var ErrNoDir = errors.New("the store's directory does not exist")
 
 // Store is a queuectl store in one bbolt file. It is safe for concurrent use.
 type Store struct {

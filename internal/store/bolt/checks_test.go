@@ -175,3 +175,43 @@ func TestOpenAStoreOfTheVersionBeforeKeys(t *testing.T) {
 	require.ElementsMatch(t, []string{copyOf.ID, sent.ID}, []string{res.Claimed[0].Message.ID, res.Claimed[1].Message.ID},
 		"the copy the older version routed, and the message sent now, under the id it was sent with")
 }
+
+func TestOpenGivesTheReceiversOfAnOlderStoreTheCodesOfTheirQueues(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "queuectl.db")
+	s, err := Open(path, Options{NoSync: true})
+	require.NoError(t, err)
+	shared := domain.Code4("RCV0") // RCV1450's too
+	m := storetest.InQueue(storetest.NewOutboundMessage(storetest.NewMessage(), "RCV1450"), "XBTO"+shared)
+	require.NoError(t, s.Update(t.Context(), func(w store.Writer) error {
+		return w.Insert(m, nil, storetest.Entry("routed"))
+	}))
+	require.NoError(t, s.Close())
+	// The store as a queuectl from before receiver codes left it.
+	db, err := bbolt.Open(path, 0o600, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Update(func(tx *bbolt.Tx) error {
+		if err := tx.DeleteBucket([]byte(bucketCodes)); err != nil {
+			return err
+		}
+		return tx.DeleteBucket([]byte(bucketCodeOwners))
+	}))
+	require.NoError(t, db.Close())
+
+	s, err = Open(path, Options{NoSync: true})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		require.NoError(t, s.Close())
+		checkFile(t, path)
+	})
+	var kept, own string
+	require.NoError(t, s.Update(t.Context(), func(w store.Writer) (err error) {
+		if kept, err = store.AssignCode(w, "RCV1450"); err != nil {
+			return err
+		}
+		own, err = store.AssignCode(w, "RCV0")
+		return err
+	}))
+	require.Equal(t, shared, kept, "its queues keep their names")
+	require.Equal(t, domain.NextCode(shared), own, "the receiver that shared them gets queues of its own")
+}

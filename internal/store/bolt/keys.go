@@ -30,6 +30,10 @@ const (
 	// bucketKeys maps a sender and an idempotency key (keyOf) to the id
 	// of the message sent with them (§2).
 	bucketKeys = "keys"
+	// bucketCodes maps a receiver to its code (§3), bucketCodeOwners a
+	// code to its receiver.
+	bucketCodes      = "receiver_codes"
+	bucketCodeOwners = "code_owners"
 )
 
 // bucketNames lists every bucket a store has; Open creates them.
@@ -37,7 +41,7 @@ func bucketNames() []string {
 	return []string{
 		bucketMeta, bucketMessages, bucketPayloads, bucketPayloadRefs, bucketHistory, bucketQueueAll,
 		bucketQueueOpen, bucketAppOpen, bucketReady, bucketDue, bucketStatus, bucketQueues, bucketParams, bucketAudit,
-		bucketChecks, bucketKeys,
+		bucketChecks, bucketKeys, bucketCodes, bucketCodeOwners,
 	}
 }
 

@@ -77,9 +77,14 @@ func notStore(path, format string, args ...any) error {
 // opened read-only, which reads only the meta pages, and inspected; only a
 // sound store is then opened for writing.
 func openFile(path string, opts Options) (*bbolt.DB, error) {
-	if !opts.ReadOnly {
+	if !opts.ReadOnly && opts.MakeDirs {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return nil, fmt.Errorf("create the directory of store %s: %w", path, err)
+		}
+	}
+	if !opts.ReadOnly {
+		if _, err := os.Stat(filepath.Dir(path)); errors.Is(err, fs.ErrNotExist) {
+			return nil, &noDirError{dir: filepath.Dir(path), path: path}
 		}
 	}
 	size, err := checkSize(path, opts.ReadOnly)
@@ -230,6 +235,7 @@ func initialise(db *bbolt.DB, path string) error {
 	}
 	return update(db, path, func(tx *bbolt.Tx) error {
 		noChecks := tx.Bucket([]byte(bucketChecks)) == nil
+		noCodes := tx.Bucket([]byte(bucketCodes)) == nil
 		for _, name := range bucketNames() {
 			if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
 				return fmt.Errorf("initialise store %s: bucket %s: %w", path, name, err)
@@ -241,6 +247,13 @@ func initialise(db *bbolt.DB, path string) error {
 				// A store from before the check-back (§9): its PEND
 				// messages wait for their first check.
 				if err := indexPrepared(tx); err != nil {
+					return fmt.Errorf("initialise store %s: %w", path, err)
+				}
+			}
+			if noCodes {
+				// A store from before receiver codes (§3): its queues
+				// keep their names.
+				if err := adoptCodes(tx); err != nil {
 					return fmt.Errorf("initialise store %s: %w", path, err)
 				}
 			}
@@ -274,3 +287,13 @@ func checkMeta(path string, meta *bbolt.Bucket) error {
 	}
 	return nil
 }
+
+// noDirError refuses a new store in a directory that does not exist: it
+// is ErrNoDir, and unavailable.
+type noDirError struct{ dir, path string }
+
+func (e *noDirError) Error() string {
+	return fmt.Sprintf("the directory %s of the store %s does not exist", e.dir, e.path)
+}
+
+func (e *noDirError) Unwrap() []error { return []error{ErrNoDir, domain.ErrUnavailable} }

@@ -19,11 +19,21 @@ import (
 func TestOpen(t *testing.T) {
 	t.Parallel()
 
+	t.Run("CreatesNoDirectoryUnlessAsked", func(t *testing.T) {
+		t.Parallel()
+		dir := filepath.Join(t.TempDir(), "typo", "deep")
+		_, err := Open(filepath.Join(dir, "queuectl.db"), Options{NoSync: true})
+		require.ErrorIs(t, err, ErrNoDir)
+		require.ErrorIs(t, err, domain.ErrUnavailable)
+		_, err = os.Stat(filepath.Dir(dir))
+		require.ErrorIs(t, err, os.ErrNotExist, "nothing was created")
+	})
+
 	t.Run("CreatesTheParentDirectory", func(t *testing.T) {
 		t.Parallel()
 		dir := filepath.Join(t.TempDir(), "data", "queuectl")
 		path := filepath.Join(dir, "queuectl.db")
-		s, err := Open(path, Options{NoSync: true})
+		s, err := Open(path, Options{NoSync: true, MakeDirs: true})
 		require.NoError(t, err)
 		require.NoError(t, s.Close())
 		info, err := os.Stat(dir)

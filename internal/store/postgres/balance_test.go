@@ -133,7 +133,7 @@ func TestBalanceTakesAStrandedQueueBeyondItsShare(t *testing.T) {
 	nb := join("B", storetest.ReceiverARCHIVE)
 	queue := func(receiver string, i int) string {
 		m := storetest.InQueue(storetest.NewOutboundMessage(storetest.NewMessage(), receiver),
-			domain.EOOutboundQueue(receiver, 100, i))
+			domain.EOOutboundQueue(domain.Code4(receiver), 100, i))
 		b.insert(t, m)
 		return m.Queue
 	}

@@ -53,7 +53,7 @@ func TestBatchesCostFixedRoundTrips(t *testing.T) {
 		msgs := make([]*domain.Message, 0, 2*n)
 		for i := range 2 * n {
 			m := storetest.NewOutboundMessage(storetest.NewMessage(), storetest.ReceiverWMS)
-			msgs = append(msgs, storetest.InQueue(m, domain.EOOutboundQueue(storetest.ReceiverWMS, 4, i%4)))
+			msgs = append(msgs, storetest.InQueue(m, domain.EOOutboundQueue(domain.Code4(storetest.ReceiverWMS), 4, i%4)))
 		}
 		require.NoError(t, st.Update(ctx, func(w store.Writer) error {
 			for _, m := range msgs {

@@ -55,7 +55,7 @@ func TestMigrationKeepsAStoreOfTheVersionBeforeOneID(t *testing.T) {
 		copyOf  = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5c"
 		payload = "0190a1b2-0000-7000-8000-000000000001"
 	)
-	inbound, outbound := domain.EOInboundQueue(domain.RoleCentral, 0), domain.EOOutboundQueue(storetest.ReceiverWMS, 1, 0)
+	inbound, outbound := domain.EOInboundQueue(domain.RoleCentral, 0), domain.EOOutboundQueue(domain.Code4(storetest.ReceiverWMS), 1, 0)
 	at := time.Date(2026, 11, 30, 9, 15, 1, 0, time.UTC)
 	for _, stmt := range []struct {
 		sql  string

@@ -185,7 +185,7 @@ func (s *Store) piped(ctx context.Context, pool *pgxpool.Pool, fn func(t *txn) e
 		}
 	}()
 	t := newTxn(ctx, p, true)
-	t.eo = &s.eo
+	t.eo, t.codes = &s.eo, &s.codes
 	if err := fn(t); err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@
 //	audit     operator actions
 //	nodes     one row per start (incarnation) of a node
 //	leases    queue ownership with its epoch
+//	receiver_codes  the code each receiver's outbound queues carry (§3)
 //
 // A View is a REPEATABLE READ, read-only transaction: one snapshot. An
 // Update is a READ COMMITTED transaction in which every change — and every
@@ -76,6 +77,9 @@ type Store struct {
 	stopListener context.CancelFunc
 	listenerDone chan struct{}
 
+	// codes caches the receiver codes read (codes.go).
+	codes codeCache
+
 	// claims is where the next claim starts (queues take turns).
 	claims store.ClaimCursor
 	// leasesSeen is lease_changes as the last claim read it,
@@ -116,7 +120,9 @@ func (s *Store) View(ctx context.Context, fn func(store.Reader) error) error {
 		return s.dbError(err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	if err := fn(newTxn(ctx, tx, false)); err != nil {
+	t := newTxn(ctx, tx, false)
+	t.codes = &s.codes
+	if err := fn(t); err != nil {
 		return err
 	}
 	return s.dbError(tx.Commit(ctx))
@@ -171,7 +177,7 @@ func (s *Store) update(ctx context.Context, fn func(store.Writer) error) error {
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
 	t := newTxn(ctx, tx, true)
-	t.eo = &s.eo
+	t.eo, t.codes = &s.eo, &s.codes
 	if err := fn(t); err != nil {
 		return err
 	}

@@ -70,6 +70,10 @@ type txn struct {
 	// pend holds the writes to messages, history and payloads not sent
 	// yet: they go out set-based with the next statement (bufTx).
 	pend pending
+	// codes is the store's cache of receiver codes; newCodes those this
+	// transaction gave, which are not committed yet.
+	codes    *codeCache
+	newCodes map[string]string
 	// routable says the transaction's claim statement found messages
 	// left to route in an inbound queue of its node.
 	routable bool

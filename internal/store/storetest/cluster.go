@@ -31,6 +31,7 @@ func RunCluster(t *testing.T, open ClusterOpener) {
 		{"Wakeups", testWakeups},
 		{"Outage", testClusterOutage},
 		{"Receivers", testClusterReceivers},
+		{"ReceiverCodes", testClusterReceiverCodes},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
@@ -90,7 +91,7 @@ func (c *clusterBundle) spread(t *testing.T, n int) []*domain.Message {
 	t.Helper()
 	var msgs []*domain.Message
 	for i, m := range outbound(n) {
-		msgs = append(msgs, InQueue(m, domain.EOOutboundQueue(ReceiverWMS, 100, i)))
+		msgs = append(msgs, InQueue(m, domain.EOOutboundQueue(domain.Code4(ReceiverWMS), 100, i)))
 	}
 	c.insert(t, msgs...)
 	return msgs

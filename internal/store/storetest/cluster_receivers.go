@@ -33,7 +33,7 @@ func testClusterReceivers(t *testing.T, open ClusterOpener) {
 		var msgs []*domain.Message
 		for i := range n {
 			m := NewOutboundMessage(NewMessage(), receiver)
-			msgs = append(msgs, InQueue(m, domain.EOOutboundQueue(receiver, 100, i)))
+			msgs = append(msgs, InQueue(m, domain.EOOutboundQueue(domain.Code4(receiver), 100, i)))
 		}
 		c.insert(t, msgs...)
 		return msgs

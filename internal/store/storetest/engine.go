@@ -183,7 +183,7 @@ func testClaim(t *testing.T, open Opener) {
 		var all []*domain.Message
 		for i := range 3 {
 			for _, m := range outbound(2) {
-				all = append(all, InQueue(m, domain.EOOutboundQueue(ReceiverWMS, 3, i)))
+				all = append(all, InQueue(m, domain.EOOutboundQueue(domain.Code4(ReceiverWMS), 3, i)))
 			}
 		}
 		all = append(all, eoioOutbound("ORDERS", 2)...)
@@ -222,7 +222,7 @@ func testClaim(t *testing.T, open Opener) {
 		require.Empty(t, res.Created, "one receiver: no copy")
 		moved := res.Routed[0]
 		require.Equal(t, in.ID, moved.ID, "one message, one id (§3)")
-		require.Equal(t, domain.EOOutboundQueue(ReceiverWMS, 4, 3), moved.Queue, "placed with the tuning in force")
+		require.Equal(t, domain.EOOutboundQueue(domain.Code4(ReceiverWMS), 4, 3), moved.Queue, "placed with the tuning in force")
 		require.Equal(t, domain.Outbound, moved.Stage)
 		require.Equal(t, ReceiverWMS, moved.Receiver)
 		require.Equal(t, in.Queue, moved.InboundQueue, "it says where it came from")
@@ -394,7 +394,7 @@ func testClaim(t *testing.T, open Opener) {
 		e := setupEngine(t, open)
 		queues := make([]string, 20)
 		for i := range queues {
-			queues[i] = domain.EOOutboundQueue(ReceiverWMS, 20, i)
+			queues[i] = domain.EOOutboundQueue(domain.Code4(ReceiverWMS), 20, i)
 		}
 		// The queues are created last first: the order they are stored in
 		// is not the turn's.

@@ -75,9 +75,9 @@ func NewOutboundMessage(parent *domain.Message, receiver string) *domain.Message
 	m.Seq, m.Size = 0, 0
 	m.CreatedAt, m.UpdatedAt = now, now
 	if m.QoS == domain.EOIO {
-		m.Queue = domain.EOIOOutboundQueue(domain.PrefixXBQ, receiver, m.AppQueue)
+		m.Queue = domain.EOIOOutboundQueue(domain.PrefixXBQ, domain.Code4(receiver), m.AppQueue)
 	} else {
-		m.Queue = domain.EOOutboundQueue(receiver, 1, 0)
+		m.Queue = domain.EOOutboundQueue(domain.Code4(receiver), 1, 0)
 	}
 	return m
 }

@@ -31,12 +31,12 @@ func (b *testBundle) switchTo(t *testing.T, current, old domain.EOIOSet) {
 // its queue of set s.
 func eoioOut(s domain.EOIOSet, appQueue string) *domain.Message {
 	m := NewOutboundMessage(NewEOIOMessage(appQueue), ReceiverWMS)
-	return InQueue(m, s.Outbound(ReceiverWMS, appQueue))
+	return InQueue(m, s.Outbound(domain.Code4(ReceiverWMS), appQueue))
 }
 
 // lane is the outbound lane of app queue a for WMS.
 func lane(a string) domain.Lane {
-	return domain.Lane{Stage: domain.Outbound, Receiver: ReceiverWMS, AppQueue: a}
+	return domain.Lane{Stage: domain.Outbound, Receiver: ReceiverWMS, Code: domain.Code4(ReceiverWMS), AppQueue: a}
 }
 
 // statuses returns the ids and statuses of a queue's open messages in order.

@@ -22,9 +22,9 @@ func testLiveness(t *testing.T, open Opener) {
 		// retries, which blocks it. Queue B: one WAIT message due now.
 		a := outbound(5)
 		for _, m := range a {
-			InQueue(m, domain.EOOutboundQueue(ReceiverWMS, 2, 0))
+			InQueue(m, domain.EOOutboundQueue(domain.Code4(ReceiverWMS), 2, 0))
 		}
-		b := InQueue(outbound(1)[0], domain.EOOutboundQueue(ReceiverWMS, 2, 1))
+		b := InQueue(outbound(1)[0], domain.EOOutboundQueue(domain.Code4(ReceiverWMS), 2, 1))
 		e.insert(t, append(a, b)...)
 		res := e.claim(t, 10)
 		require.Len(t, res.Claimed, 6)
@@ -53,7 +53,7 @@ func testLiveness(t *testing.T, open Opener) {
 		t.Parallel()
 		e := setupEngine(t, open)
 		eo := outbound(3)
-		stopped := InQueue(outbound(1)[0], domain.EOOutboundQueue(ReceiverWMS, 2, 1))
+		stopped := InQueue(outbound(1)[0], domain.EOOutboundQueue(domain.Code4(ReceiverWMS), 2, 1))
 		e.insert(t, append(eo, stopped)...)
 		res := e.claim(t, 10)
 		require.Len(t, res.Claimed, 4)

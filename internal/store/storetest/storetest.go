@@ -50,6 +50,7 @@ func Run(t *testing.T, open Opener) {
 		{"Move", testMove},
 		{"Lanes", testLanes},
 		{"Keys", testKeys},
+		{"ReceiverCodes", testReceiverCodes},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

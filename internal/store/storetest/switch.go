@@ -66,7 +66,7 @@ func testSwitch(t *testing.T, open Opener) {
 		require.Equal(t, idsOf(old, newer), idsOf(routed...), "the old set's message first")
 		require.Len(t, created, 2)
 		for _, m := range created {
-			require.Equal(t, sharedXB2.Outbound(ReceiverWMS, "A"), m.Queue, "routed after the switch: the new set")
+			require.Equal(t, sharedXB2.Outbound(domain.Code4(ReceiverWMS), "A"), m.Queue, "routed after the switch: the new set")
 		}
 		require.Less(t, e.message(t, created[0].ID).Seq, e.message(t, created[1].ID).Seq)
 	})
