@@ -3,7 +3,8 @@
 //
 // Layout (all keys sort so that cursors walk them in the order lists need;
 // ids are the 16 bytes of the UUID; records are in the binary form of
-// codec.go):
+// codec.go; every value is sealed with the CRC-32C of its key and bytes,
+// which every read checks, seal.go):
 //
 //	meta          format marker, layout version, lease epoch, EOIO switch
 //	messages      id -> message record
@@ -69,6 +70,8 @@ type Store struct {
 	// baseTxID is the bbolt transaction id when the store was opened;
 	// Commits counts from it.
 	baseTxID int
+	// legacy: the store may hold unsealed values (seal.go).
+	legacy bool
 
 	// mu is held shared by every View and Update and exclusively by Close,
 	// so that Close waits for the transactions under way.
@@ -98,7 +101,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	db, err := openFile(path, opts)
+	db, legacy, err := openFile(path, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +109,7 @@ func Open(path string, opts Options) (*Store, error) {
 		opts.Clock = time.Now
 	}
 	s := &Store{path: path, db: db, readOnly: opts.ReadOnly, group: &groupCommit{db: db}, wake: make(chan struct{}, 1),
-		clock: opts.Clock}
+		clock: opts.Clock, legacy: legacy}
 	if err := db.View(func(tx *bbolt.Tx) error {
 		s.baseTxID = tx.ID()
 		return nil
@@ -143,7 +146,7 @@ func (s *Store) View(ctx context.Context, fn func(store.Reader) error) (err erro
 		}
 	}()
 	return damaged(s.path, s.db.View(func(tx *bbolt.Tx) error {
-		t := &txn{tx: tx, clock: s.clock, owner: s.owner()}
+		t := &txn{tx: tx, clock: s.clock, owner: s.owner(), legacy: s.legacy}
 		if err := fn(t); err != nil {
 			return err
 		}
@@ -180,7 +183,7 @@ func (s *Store) write(ctx context.Context, fn func(t *txn) error) error {
 		return fmt.Errorf("the store %s is open read-only", s.path)
 	}
 	return damaged(s.path, s.group.run(func(tx *bbolt.Tx) error {
-		t := &txn{tx: tx, clock: s.clock, owner: s.owner()}
+		t := &txn{tx: tx, clock: s.clock, owner: s.owner(), legacy: s.legacy}
 		if err := fn(t); err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package bolt
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"strings"
 
 	"github.com/google/uuid"
@@ -69,9 +70,22 @@ func parseID(id string) (uuid.UUID, error) {
 	return u, nil
 }
 
-// idString is the inverse of parseID.
+// idString is the inverse of parseID. A key that is not 16 bytes long
+// (only damage makes one) is shown in hex.
 func idString(k []byte) string {
+	if len(k) != 16 {
+		return fmt.Sprintf("%x", k)
+	}
 	return uuid.UUID(k).String()
+}
+
+// storedID returns the message id an index entry holds (what, in its
+// error): 16 bytes, or damage.
+func storedID(b []byte, what string) (uuid.UUID, error) {
+	if len(b) != 16 {
+		return uuid.UUID{}, corrupt("%s holds %x, not a message id", what, b)
+	}
+	return uuid.UUID(b), nil
 }
 
 // sep ends a name inside a composite key. Names cannot contain it, so a

@@ -43,17 +43,94 @@ func (t *txn) Messages(f store.MessageFilter, fn func(*domain.Message) error) er
 	if len(f.Statuses) > 0 {
 		return stopped(t.messagesByStatus(f.Statuses, after, f.Reverse, emit))
 	}
+	var last []byte
+	var n tally
 	decode := func(k, v []byte) error {
-		m, err := decodeMessage(k, v)
+		// A sound bucket hands out its keys in order, each once.
+		if last != nil && (bytes.Compare(k, last) <= 0) != f.Reverse {
+			return corrupt("the messages bucket lists %s after %s", idString(k), idString(last))
+		}
+		last = append(last[:0], k...)
+		m, err := decodeMessage(k, v, t.legacy)
 		if err != nil {
 			return err
 		}
+		n.add(m.Message)
 		return emit(m.Message)
 	}
+	var err error
 	if f.Reverse {
-		return stopped(t.walkBack(t.bucket(bucketMessages), after, decode))
+		err = t.walkBack(t.bucket(bucketMessages), after, decode)
+	} else {
+		err = t.walk(t.bucket(bucketMessages), nil, after, true, decode)
 	}
-	return stopped(t.walk(t.bucket(bucketMessages), nil, after, true, decode))
+	if err == nil && after == nil {
+		err = t.checkCount(nil, n)
+	}
+	return stopped(err)
+}
+
+// tally counts the messages a walk found, by status, and those that
+// passed through an inbound queue (which counts them DLVD as well).
+type tally struct {
+	by     map[domain.Status]int64
+	passed int64
+}
+
+func (n *tally) add(m *domain.Message) {
+	if n.by == nil {
+		n.by = map[domain.Status]int64{}
+	}
+	n.by[m.Status]++
+	if m.InboundQueue != "" {
+		n.passed++
+	}
+}
+
+// checkCounts compares the messages a whole walk found (found; with
+// statuses, only those statuses were walked) with what the queue records
+// count, in a read-only transaction (a writer may change them as it
+// walks): a damaged page can hide messages from a walk, and a list that
+// leaves them out is wrong data. An inbound queue counts the messages that
+// passed through it as DLVD: a walk of every message sees them (passed),
+// one of DLVD messages does not, and finds at most what the queues count.
+func checkCounts(counts map[domain.Status]int64, statuses []domain.Status, found tally, where string) error {
+	for _, s := range storedStatuses {
+		if len(statuses) > 0 && !slices.Contains(statuses, s) {
+			continue
+		}
+		got, want := found.by[s], counts[s]
+		switch {
+		case s == domain.StatusDLVD && len(statuses) == 0:
+			got += found.passed
+		case s == domain.StatusDLVD:
+			if got <= want {
+				continue
+			}
+		}
+		if got != want {
+			return corrupt("%s: %d messages %s found, %d counted", where, got, s, want)
+		}
+	}
+	return nil
+}
+
+// checkCount checks a whole walk of the store's messages (checkCounts).
+func (t *txn) checkCount(statuses []domain.Status, found tally) error {
+	if t.tx.Writable() {
+		return nil
+	}
+	want := map[domain.Status]int64{}
+	err := t.Queues("", func(q *store.QueueRecord) error {
+		for s, n := range q.Counts {
+			want[s] += n
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return checkCounts(want, statuses, found, "the store's messages")
 }
 
 // walkBack calls fn with each key and value of b below before (every one
@@ -163,6 +240,7 @@ func (t *txn) messagesByStatus(statuses []domain.Status, after []byte, reverse b
 	if reverse {
 		order = -1 // the largest
 	}
+	var found tally
 	for {
 		var first *statusRun
 		for _, r := range runs {
@@ -171,13 +249,25 @@ func (t *txn) messagesByStatus(statuses []domain.Status, after []byte, reverse b
 			}
 		}
 		if first == nil {
-			return nil
+			if after != nil {
+				return nil
+			}
+			return t.checkCount(statuses, found)
 		}
 		id := first.id
-		m, err := t.stored(uuid.UUID(id))
+		key, err := storedID(id, "an entry of the status index")
 		if err != nil {
-			return corrupt("status index names a missing message: %v", err)
+			return err
 		}
+		m, err := t.stored(key)
+		if err != nil {
+			return indexMiss("an entry of the status index", err)
+		}
+		if c, _ := statusCode(m.Status); c != first.prefix[0] {
+			s, _ := statusOf(first.prefix[0])
+			return corrupt("the status index lists message %s as %s, its record says %s", m.ID, s, m.Status)
+		}
+		found.add(m.Message)
 		if err := fn(m.Message); err != nil {
 			return err
 		}

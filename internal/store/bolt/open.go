@@ -41,12 +41,20 @@ var ErrNotStore = errors.New("not a queuectl store")
 
 // The meta bucket marks a file as a queuectl store.
 const (
-	formatMarker  = "queuectl"
-	layoutVersion = 2
-	keyFormat     = "format"
-	keyVersion    = "version"
+	formatMarker = "queuectl"
+	// layoutVersion 3 seals every value (seal.go); a store of version 2,
+	// whose values are unsealed, is read as it is and becomes version 3
+	// with keyUnsealed at its first read-write open.
+	layoutVersion = 3
+	// unsealedVersion is the layout version before sealing.
+	unsealedVersion = 2
+	keyFormat       = "format"
+	keyVersion      = "version"
 	// keyEpoch holds the lease epoch (EngineStore.Join).
 	keyEpoch = "epoch"
+	// keyUnsealed, present, says the store was written at layout version
+	// 2: it may hold unsealed values, accepted until rewritten.
+	keyUnsealed = "unsealed"
 )
 
 // inUseHint tells the user what to do about a locked store.
@@ -75,29 +83,30 @@ func notStore(path, format string, args ...any) error {
 // panic or a memory fault, and a read-write open already reads the
 // freelist, wherever the meta page says it is. So an existing file is first
 // opened read-only, which reads only the meta pages, and inspected; only a
-// sound store is then opened for writing.
-func openFile(path string, opts Options) (*bbolt.DB, error) {
+// sound store is then opened for writing. legacy says the store may hold
+// unsealed values (keyUnsealed).
+func openFile(path string, opts Options) (db *bbolt.DB, legacy bool, err error) {
 	if !opts.ReadOnly {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return nil, fmt.Errorf("create the directory of store %s: %w", path, err)
+			return nil, false, fmt.Errorf("create the directory of store %s: %w", path, err)
 		}
 	}
 	size, err := checkSize(path, opts.ReadOnly)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if size > 0 {
 		db, err := openBolt(path, opts.Timeout, true, opts.NoSync)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		complete, err := inspect(db, path)
+		st, err := inspect(db, path)
 		if err == nil && size <= verifyLimit {
 			err = verify(db, path)
 		}
 		if err == nil && opts.ReadOnly {
-			if complete {
-				return db, nil
+			if st.complete {
+				return db, st.legacy, nil
 			}
 			err = notStore(path, "it has not been initialised; open it once without read-only")
 		}
@@ -105,18 +114,18 @@ func openFile(path string, opts Options) (*bbolt.DB, error) {
 			err = closeErr
 		}
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
-	db, err := openBolt(path, opts.Timeout, false, opts.NoSync)
+	db, err = openBolt(path, opts.Timeout, false, opts.NoSync)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if err := initialise(db, path); err != nil {
+	if legacy, err = initialise(db, path); err != nil {
 		_ = db.Close()
-		return nil, err
+		return nil, false, err
 	}
-	return db, nil
+	return db, legacy, nil
 }
 
 // openBolt opens the file with bbolt and translates its failures into
@@ -171,18 +180,29 @@ func checkSize(path string, readOnly bool) (int64, error) {
 	return info.Size(), nil
 }
 
+// inspected is what inspect found.
+type inspected struct {
+	// complete: the store has every bucket.
+	complete bool
+	// version is the layout version, 0 for an empty bbolt file.
+	version uint32
+	// legacy: the store may hold unsealed values.
+	legacy bool
+}
+
 // inspect checks that db is a queuectl store of a layout this build reads,
-// or an empty bbolt file, and reports whether it has every bucket.
-func inspect(db *bbolt.DB, path string) (complete bool, err error) {
+// or an empty bbolt file, and reports whether it has every bucket and
+// whether it may hold unsealed values.
+func inspect(db *bbolt.DB, path string) (st inspected, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			complete, err = false, recovered(path, r)
+			st, err = inspected{}, recovered(path, r)
 		}
 	}()
 	info, err := os.Stat(path)
 	if err != nil {
-		return false, fmt.Errorf("open store %s: %w", path, err)
+		return st, fmt.Errorf("open store %s: %w", path, err)
 	}
 	err = db.View(func(tx *bbolt.Tx) error {
 		// A truncated file still has valid meta pages, but pages past its
@@ -197,9 +217,10 @@ func inspect(db *bbolt.DB, path string) (complete bool, err error) {
 			}
 			return nil
 		}
-		if err := checkMeta(path, meta); err != nil {
+		if st.version, err = checkMeta(path, meta); err != nil {
 			return err
 		}
+		st.legacy = st.version == unsealedVersion || meta.Get([]byte(keyUnsealed)) != nil
 		// A bucket no layout had is a damaged name: creating the
 		// "missing" one beside it would write to a damaged store.
 		known := bucketNames()
@@ -211,24 +232,27 @@ func inspect(db *bbolt.DB, path string) (complete bool, err error) {
 		}); err != nil {
 			return err
 		}
-		complete = true
+		st.complete = true
 		for _, name := range bucketNames() {
-			complete = complete && tx.Bucket([]byte(name)) != nil
+			st.complete = st.complete && tx.Bucket([]byte(name)) != nil
 		}
 		return nil
 	})
-	return complete, err
+	return st, err
 }
 
 // initialise creates what a read-write store lacks: everything for a new
-// file, the buckets a newer layout added for an older one. It writes only
-// when something is missing, so opening a store costs no commit.
-func initialise(db *bbolt.DB, path string) error {
-	complete, err := inspect(db, path)
-	if err != nil || complete {
-		return err
+// file, the buckets a newer layout added for an older one, the layout
+// version that seals values for a store of version 2 (which keeps its
+// unsealed values: keyUnsealed). It writes only when something is missing,
+// so opening a store costs no commit. legacy says the store may hold
+// unsealed values.
+func initialise(db *bbolt.DB, path string) (legacy bool, err error) {
+	st, err := inspect(db, path)
+	if err != nil || (st.complete && st.version == layoutVersion) {
+		return st.legacy, err
 	}
-	return update(db, path, func(tx *bbolt.Tx) error {
+	return st.legacy, update(db, path, func(tx *bbolt.Tx) error {
 		noChecks := tx.Bucket([]byte(bucketChecks)) == nil
 		for _, name := range bucketNames() {
 			if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
@@ -244,6 +268,12 @@ func initialise(db *bbolt.DB, path string) error {
 					return fmt.Errorf("initialise store %s: %w", path, err)
 				}
 			}
+			if st.version == unsealedVersion {
+				if err := meta.Put([]byte(keyUnsealed), []byte{1}); err != nil {
+					return err
+				}
+				return meta.Put([]byte(keyVersion), binary.BigEndian.AppendUint32(nil, layoutVersion))
+			}
 			return nil
 		}
 		if err := meta.Put([]byte(keyFormat), []byte(formatMarker)); err != nil {
@@ -253,24 +283,26 @@ func initialise(db *bbolt.DB, path string) error {
 	})
 }
 
-// checkMeta accepts the meta bucket of a queuectl store this build can read.
-func checkMeta(path string, meta *bbolt.Bucket) error {
+// checkMeta accepts the meta bucket of a queuectl store this build can read
+// and returns its layout version.
+func checkMeta(path string, meta *bbolt.Bucket) (uint32, error) {
 	if string(meta.Get([]byte(keyFormat))) != formatMarker {
-		return notStore(path, "its meta bucket has no queuectl format marker")
+		return 0, notStore(path, "its meta bucket has no queuectl format marker")
 	}
 	v := meta.Get([]byte(keyVersion))
 	if len(v) != 4 {
-		return notStore(path, "its layout version is unreadable")
+		return 0, notStore(path, "its layout version is unreadable")
 	}
 	switch n := binary.BigEndian.Uint32(v); {
-	case n < layoutVersion:
-		return domain.WithHint(domain.ErrUnavailable,
-			fmt.Sprintf("the store %s has layout version %d, written by an older queuectl; this queuectl reads version %d", path, n, layoutVersion),
+	case n < unsealedVersion:
+		return n, domain.WithHint(domain.ErrUnavailable,
+			fmt.Sprintf("the store %s has layout version %d, written by an older queuectl; this queuectl reads versions %d and %d", path, n, unsealedVersion, layoutVersion),
 			"finish its messages with the queuectl that wrote it (serve until the queues are empty, then purge), then move the file aside: this queuectl starts a new store there")
 	case n > layoutVersion:
-		return domain.WithHint(domain.ErrUnavailable,
-			fmt.Sprintf("the store %s has layout version %d, written by a newer queuectl; this queuectl reads version %d", path, n, layoutVersion),
+		return n, domain.WithHint(domain.ErrUnavailable,
+			fmt.Sprintf("the store %s has layout version %d, written by a newer queuectl; this queuectl reads versions %d and %d", path, n, unsealedVersion, layoutVersion),
 			"use the queuectl that wrote it, or a newer one")
+	default:
+		return n, nil
 	}
-	return nil
 }

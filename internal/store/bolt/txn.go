@@ -29,6 +29,12 @@ type txn struct {
 	// owner is the node serving the store when the transaction began
 	// (QueueRecord.Owner).
 	owner string
+	// legacy accepts the unsealed values of a store of layout version 2
+	// (seal.go).
+	legacy bool
+	// err is damage found where the reader has no error to return (the
+	// lease epoch): the transaction fails with it (flush).
+	err error
 }
 
 var (
@@ -53,10 +59,23 @@ func (t *txn) epoch() uint64 {
 	}
 	v := t.bucket(bucketMeta).Get([]byte(keyEpoch))
 	t.epochRead, t.epochValue = true, 0
-	if len(v) == 8 {
-		t.epochValue = binary.BigEndian.Uint64(v)
+	if v != nil {
+		body, ok := sealedFixed([]byte(keyEpoch), v, 8, t.legacy)
+		if !ok {
+			t.fail(corrupt("the lease epoch does not match its checksum"))
+			return 0
+		}
+		t.epochValue = binary.BigEndian.Uint64(body)
 	}
 	return t.epochValue
+}
+
+// fail records damage found where no error can be returned; the first
+// sticks.
+func (t *txn) fail(err error) {
+	if t.err == nil {
+		t.err = err
+	}
 }
 
 // now is the store's clock, to the microsecond that the store keeps: for
