@@ -213,6 +213,19 @@ func (s *Store) currentCommits() uint64 {
 	return uint64(id - s.baseTxID)
 }
 
+// PageWrites returns how many writes of pages (meta pages included) the
+// commits since Open made, and the bytes of the pages they changed, from
+// bbolt's statistics: what one commit costs the disk, besides its syncs.
+func (s *Store) PageWrites() (writes, bytes uint64) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return 0, 0
+	}
+	st := s.db.Stats().TxStats
+	return uint64(st.GetWrite()), uint64(st.GetPageAlloc())
+}
+
 // Close waits for the transactions under way and closes the file. Closing a
 // closed store does nothing.
 func (s *Store) Close() error {
