@@ -3,6 +3,7 @@ package bolt
 import (
 	"path/filepath"
 	"sync"
+	"time"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -112,5 +113,64 @@ func BenchmarkInsertSequential(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	report(b, s, start, b.N)
+}
+
+// benchEOIOQueue fills a store with n TBDL messages of one EOIO outbound
+// queue, as routing leaves them, joins a node and claims the first.
+func benchEOIOQueue(b testing.TB, s *Store, n int) (store.Node, *store.ClaimResult) {
+	b.Helper()
+	parent := storetest.NewEOIOMessage("BENCH")
+	for sent := 0; sent < n; sent += 1000 {
+		require.NoError(b, s.Update(b.Context(), func(w store.Writer) error {
+			for range min(1000, n-sent) {
+				m := storetest.NewOutboundMessage(parent, storetest.ReceiverWMS)
+				m.ParentID = ""
+				if err := w.Insert(m, []byte(benchPayload), storetest.Entry("received")); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+	}
+	joined, err := s.Join(b.Context(), store.JoinParams{ID: "N1", TTL: time.Minute, Heartbeat: time.Second,
+		Receivers: []string{storetest.ReceiverWMS}})
+	require.NoError(b, err)
+	claim, err := s.Claim(b.Context(), benchClaim(joined.Node))
+	require.NoError(b, err)
+	require.Len(b, claim.Claimed, 1)
+	return joined.Node, claim
+}
+
+func benchClaim(node store.Node) store.ClaimParams {
+	return store.ClaimParams{Node: node, Limit: 32, Window: 64, RouteLimit: 64, Candidates: store.CandidatesSkip,
+		Receivers: []string{storetest.ReceiverWMS}}
+}
+
+// BenchmarkEOIOStep is one step of an EOIO queue: message k's outcome and
+// message k+1's claim in one commit, synced, as the engine records them.
+// It reports the page writes and the bytes of pages of a step's commit.
+func BenchmarkEOIOStep(b *testing.B) {
+	s := openBenchStore(b)
+	node, claim := benchEOIOQueue(b, s, b.N+1)
+	writes0, bytes0 := s.PageWrites()
+	start := s.Commits()
+	b.ResetTimer()
+	for range b.N {
+		c := benchClaim(node)
+		res, err := s.Record(b.Context(), store.RecordParams{Node: node, Claim: &c, Outcomes: []store.Outcome{{
+			ID: claim.Claimed[0].Message.ID, Epoch: claim.Claimed[0].Epoch, Kind: store.OutcomeDelivered}}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Claim.Claimed) != 1 {
+			b.Fatalf("claimed %d messages, want 1 (conflicts %v, damaged %v, applied %v)", len(res.Claim.Claimed), res.Conflicts, res.Claim.Damaged, res.Applied[0])
+		}
+		claim = res.Claim
+	}
+	writes1, bytes1 := s.PageWrites()
+	commits := float64(s.Commits() - start)
+	b.ReportMetric(float64(writes1-writes0)/commits, "pagewrites/commit")
+	b.ReportMetric(float64(bytes1-bytes0)/commits, "pagebytes/commit")
 	report(b, s, start, b.N)
 }

@@ -74,7 +74,7 @@ func (t *txn) claimChecks(p store.ClaimChecksParams) (*store.ClaimChecksResult, 
 		}
 		next := cur.Clone()
 		next.LastCheckAt = &now
-		if err := t.putMessage(key, next, cur.sharedPayload, cur.legacyPayload); err != nil {
+		if err := t.putMessage(key, next, cur.form); err != nil {
 			return nil, err
 		}
 		if err := t.reindex(key, cur.Message, next); err != nil {

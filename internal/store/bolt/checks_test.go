@@ -37,13 +37,13 @@ func TestCheckRecordsDecodeAcrossVersions(t *testing.T) {
 	t.Parallel()
 	m := storetest.Prepared(storetest.NewMessage())
 	key := idOf(m.ID)
-	plain, err := encodeMessage(key, m, false, false)
+	plain, err := encodeMessage(key, m, form{})
 	require.NoError(t, err)
 	require.Zero(t, plain[1]&msgChecked, "a message never checked is written as before the check-back existed")
 
 	at := storetest.At(7)
 	m.Checks, m.LastCheckAt, m.LastAnswer, m.Stuck = 3, &at, "HTTP 503", true
-	v, err := encodeMessage(key, m, false, false)
+	v, err := encodeMessage(key, m, form{})
 	require.NoError(t, err)
 	got, err := decodeMessage(key[:], v, false)
 	require.NoError(t, err)

@@ -44,6 +44,7 @@ const (
 	tailKey           = 1 << iota // the idempotency key (§2)
 	tailInbound                   // the inbound queue a routed message passed through (§3)
 	tailLegacyPayload             // its payload was stored unsealed, before sealing (seal.go)
+	tailHistory                   // its history follows the record (else it is in the history bucket)
 )
 
 // The flags byte of a stored message's check-back fields.
@@ -203,11 +204,12 @@ func (d *decoder) status() domain.Status {
 	return s
 }
 
-// encodeMessage encodes m without its id (the key), payload and history,
-// sealed under key. sharedPayload marks a routed outbound message whose
-// payload is its parent's, legacyPayload one whose payload is unsealed.
-func encodeMessage(key uuid.UUID, m *domain.Message, sharedPayload, legacyPayload bool) ([]byte, error) {
-	e := encoder{b: make([]byte, 0, 96+len(m.Error)+len(m.Interface)+sumSize)}
+// encodeMessage encodes m without its id (the key) and payload, with the
+// encoded entries of its history after the record, sealed under key: one
+// value, so that a status change rewrites one value on one page. f says
+// where its payload is (f.shared: its parent's) and in which form.
+func encodeMessage(key uuid.UUID, m *domain.Message, f form) ([]byte, error) {
+	e := encoder{b: make([]byte, 0, 96+len(m.Error)+len(m.Interface)+len(f.history)+sumSize)}
 	e.byte(recordSealed)
 	var flags byte
 	if m.QoS == domain.EOIO {
@@ -230,7 +232,7 @@ func encodeMessage(key uuid.UUID, m *domain.Message, sharedPayload, legacyPayloa
 		}
 		flags |= msgParent
 	}
-	if sharedPayload {
+	if f.shared {
 		flags |= msgSharedPayload
 	}
 	checked := m.Checks > 0 || m.LastCheckAt != nil || m.LastAnswer != "" || m.Stuck
@@ -244,8 +246,11 @@ func encodeMessage(key uuid.UUID, m *domain.Message, sharedPayload, legacyPayloa
 	if m.InboundQueue != "" {
 		tail |= tailInbound
 	}
-	if legacyPayload {
+	if f.legacyPayload {
 		tail |= tailLegacyPayload
+	}
+	if f.history != nil {
+		tail |= tailHistory
 	}
 	if tail != 0 {
 		flags |= msgTail
@@ -301,6 +306,7 @@ func encodeMessage(key uuid.UUID, m *domain.Message, sharedPayload, legacyPayloa
 			e.str(m.InboundQueue)
 		}
 	}
+	e.raw(f.history)
 	return seal(key[:], e.b), nil
 }
 
@@ -333,20 +339,32 @@ func decodeCheck(d *decoder, m *domain.Message) {
 	m.LastAnswer = d.str()
 }
 
-// storedMessage is a decoded message with what the store keeps beside it.
-type storedMessage struct {
-	*domain.Message
-	sharedPayload bool
+// form is how a message's record keeps what lies beside it.
+type form struct {
+	// shared marks a routed outbound message whose payload is its
+	// parent's.
+	shared bool
 	// legacyPayload marks a payload stored unsealed, by a store of layout
 	// version 2.
 	legacyPayload bool
-	parent        uuid.UUID // the parent's id, as a key
+	// history holds the encoded entries of the message's history, which
+	// follow its record; nil when they are in the history bucket (a
+	// record of layout version 2 not rewritten since). Read from a
+	// transaction's pages, it is valid only during the transaction.
+	history []byte
+}
+
+// storedMessage is a decoded message with what the store keeps beside it.
+type storedMessage struct {
+	*domain.Message
+	form
+	parent uuid.UUID // the parent's id, as a key
 }
 
 // payloadKey is the key of the message's payload: its own id, or its
 // parent's for a routed outbound message.
 func (s storedMessage) payloadKey(id uuid.UUID) uuid.UUID {
-	if s.sharedPayload {
+	if s.shared {
 		return s.parent
 	}
 	return id
@@ -430,7 +448,7 @@ func decodeMessage(k, v []byte, legacy bool) (storedMessage, error) {
 	if flags&msgChecked != 0 {
 		decodeCheck(&d, m)
 	}
-	legacyPayload := old
+	f := form{shared: flags&msgSharedPayload != 0, legacyPayload: old}
 	if flags&msgTail != 0 {
 		tail := d.byte()
 		if tail&tailKey != 0 {
@@ -439,7 +457,14 @@ func decodeMessage(k, v []byte, legacy bool) (storedMessage, error) {
 		if tail&tailInbound != 0 {
 			m.InboundQueue = d.str()
 		}
-		legacyPayload = legacyPayload || tail&tailLegacyPayload != 0
+		f.legacyPayload = f.legacyPayload || tail&tailLegacyPayload != 0
+		if tail&tailHistory != 0 {
+			f.history = d.b
+			if len(f.history) == 0 && d.err == nil {
+				d.fail(errors.New("its history is empty"))
+			}
+			d.b = nil
+		}
 	}
 	if d.err == nil && len(d.b) > 0 {
 		d.fail(fmt.Errorf("%d bytes follow the record", len(d.b)))
@@ -447,7 +472,7 @@ func decodeMessage(k, v []byte, legacy bool) (storedMessage, error) {
 	if d.err != nil {
 		return storedMessage{}, corrupt("message %s: decode its record: %v", m.ID, d.err)
 	}
-	return storedMessage{Message: m, sharedPayload: flags&msgSharedPayload != 0, legacyPayload: legacyPayload, parent: parent}, nil
+	return storedMessage{Message: m, form: f, parent: parent}, nil
 }
 
 // appendHistoryEntry appends one encoded history entry to a message's history.
@@ -467,30 +492,18 @@ func appendHistoryEntry(b []byte, h domain.HistoryEntry) ([]byte, error) {
 }
 
 // historyEntries returns the encoded entries of the history stored under
-// key (a message's id), checking its seal; legacy accepts an unsealed
-// history of layout version 2. Every message has a history: a missing one
-// is damage.
+// key (a message's id) in the history bucket, where layout version 2 kept
+// histories, unsealed; a record of version 3 holds its history, sealed
+// with it. A record that keeps no history of its own has one there: a
+// missing one is damage.
 func historyEntries(key, v []byte, legacy bool) ([]byte, error) {
 	switch {
 	case v == nil:
 		return nil, corrupt("message %s: its history is missing", idString(key))
-	case len(v) > 0 && v[0] == historySealed:
-		body, ok := unseal(key, v)
-		if !ok {
-			return nil, corrupt("message %s: its history does not match its checksum", idString(key))
-		}
-		return body[1:], nil
 	case legacy && len(v) > 0 && v[0] >= 0x80:
 		return v, nil
 	}
 	return nil, corrupt("message %s: its history is not in a form this store writes", idString(key))
-}
-
-// sealHistory seals a message's encoded history entries under its key,
-// into a new slice.
-func sealHistory(key, entries []byte) []byte {
-	b := make([]byte, 0, 1+len(entries)+sumSize)
-	return seal(key, append(append(b, historySealed), entries...))
 }
 
 // decodeHistory decodes a message's whole history, oldest first, from its

@@ -34,7 +34,7 @@ func TestSharedPayloadWithoutParentIsRefused(t *testing.T) {
 	m := &domain.Message{ID: domain.NewID(), QoS: domain.EO, Stage: domain.Outbound, Status: domain.StatusTBDL, Queue: "XBTO2107"}
 	key, err := parseID(m.ID)
 	require.NoError(t, err)
-	v, err := encodeMessage(key, m, true, false)
+	v, err := encodeMessage(key, m, form{shared: true})
 	require.NoError(t, err)
 	_, err = decodeMessage(key[:], v, false)
 	require.ErrorContains(t, err, "names no parent")

@@ -172,13 +172,15 @@ func (t *txn) payload(m storedMessage, key uuid.UUID) ([]byte, error) {
 
 // History returns the message's status changes, oldest first.
 func (t *txn) History(id string) ([]domain.HistoryEntry, error) {
-	_, key, err := t.lookup(id)
+	m, key, err := t.lookup(id)
 	if err != nil {
 		return nil, err
 	}
-	entries, err := historyEntries(key[:], t.bucket(bucketHistory).Get(key[:]), t.legacy)
-	if err != nil {
-		return nil, err
+	entries := m.history
+	if entries == nil {
+		if entries, err = historyEntries(key[:], t.bucket(bucketHistory).Get(key[:]), t.legacy); err != nil {
+			return nil, err
+		}
 	}
 	h, err := decodeHistory(entries)
 	if err != nil {
@@ -187,20 +189,32 @@ func (t *txn) History(id string) ([]domain.HistoryEntry, error) {
 	return h, nil
 }
 
-// historyOf returns a copy of the encoded entries of a message's history,
-// checked, with room for a few more.
-func (t *txn) historyOf(key uuid.UUID) ([]byte, error) {
-	entries, err := historyEntries(key[:], t.bucket(bucketHistory).Get(key[:]), t.legacy)
-	if err != nil {
-		return nil, err
+// historyOf returns a copy of the encoded entries of the history of a
+// message read as cur, checked, with room for a few more.
+func (t *txn) historyOf(key uuid.UUID, cur storedMessage) ([]byte, error) {
+	entries := cur.history
+	if entries == nil {
+		var err error
+		if entries, err = historyEntries(key[:], t.bucket(bucketHistory).Get(key[:]), t.legacy); err != nil {
+			return nil, err
+		}
 	}
 	return append(make([]byte, 0, len(entries)+128), entries...), nil
 }
 
-// putHistory stores a message's encoded history entries, sealed.
-func (t *txn) putHistory(key uuid.UUID, entries []byte) error {
-	if err := t.bucket(bucketHistory).Put(key[:], sealHistory(key[:], entries)); err != nil {
-		return fmt.Errorf("message %s: store history: %w", key, err)
+// putWithHistory stores a message read as cur, now next, with its history
+// entries after its record; a history the history bucket held (layout
+// version 2) leaves it.
+func (t *txn) putWithHistory(key uuid.UUID, cur storedMessage, next *domain.Message, entries []byte) error {
+	f := cur.form
+	f.history = entries
+	if err := t.putMessage(key, next, f); err != nil {
+		return err
+	}
+	if cur.history == nil {
+		if err := t.bucket(bucketHistory).Delete(key[:]); err != nil {
+			return fmt.Errorf("message %s: delete its old history: %w", key, err)
+		}
 	}
 	return nil
 }
@@ -280,14 +294,11 @@ func (t *txn) insert(m *domain.Message, h domain.HistoryEntry, shared, legacyPay
 	}
 	m.CreatedAt, m.UpdatedAt = m.CreatedAt.UTC().Truncate(time.Microsecond), m.UpdatedAt.UTC().Truncate(time.Microsecond)
 	storedTimes(m)
-	if err := t.putMessage(key, m, shared, legacyPayload); err != nil {
-		return key, err
-	}
 	entry, err := appendHistoryEntry(nil, h) // a new message has no history yet
 	if err != nil {
 		return key, fmt.Errorf("message %s: encode history: %w", m.ID, err)
 	}
-	if err := t.putHistory(key, entry); err != nil {
+	if err := t.putMessage(key, m, form{shared: shared, legacyPayload: legacyPayload, history: entry}); err != nil {
 		return key, err
 	}
 	if err := t.reindex(key, nil, m); err != nil {
@@ -363,7 +374,7 @@ func (t *txn) move(key uuid.UUID, cur storedMessage, update func(*domain.Message
 		}
 	}
 	storedTimes(next)
-	entries, err := t.historyOf(key)
+	entries, err := t.historyOf(key, cur)
 	if err != nil {
 		return nil, err
 	}
@@ -385,10 +396,7 @@ func (t *txn) move(key uuid.UUID, cur storedMessage, update func(*domain.Message
 		q.LastSeq++
 		next.Seq = q.LastSeq
 	}
-	if err := t.putMessage(key, next, cur.sharedPayload, cur.legacyPayload); err != nil {
-		return nil, err
-	}
-	if err := t.putHistory(key, entries); err != nil {
+	if err := t.putWithHistory(key, cur, next, entries); err != nil {
 		return nil, err
 	}
 	if err := t.reindex(key, cur.Message, next); err != nil {
@@ -495,10 +503,9 @@ func sealedRefs(key, v []byte, legacy bool) ([]byte, bool) {
 	return unseal(key, v)
 }
 
-// putMessage stores a message's record; shared and legacyPayload say where
-// its payload is and whether it is sealed (encodeMessage).
-func (t *txn) putMessage(key uuid.UUID, m *domain.Message, shared, legacyPayload bool) error {
-	v, err := encodeMessage(key, m, shared, legacyPayload)
+// putMessage stores a message's record, in form f (encodeMessage).
+func (t *txn) putMessage(key uuid.UUID, m *domain.Message, f form) error {
+	v, err := encodeMessage(key, m, f)
 	if err != nil {
 		return fmt.Errorf("message %s: encode: %w", m.ID, err)
 	}

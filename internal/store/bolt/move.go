@@ -51,17 +51,14 @@ func (t *txn) Move(p store.MoveParams) (*domain.Message, error) {
 		to.LastSeq++
 		next.Seq = to.LastSeq
 	}
-	entries, err := t.historyOf(key)
+	entries, err := t.historyOf(key, cur)
 	if err != nil {
 		return nil, err
 	}
 	if entries, err = appendHistoryEntry(entries, h); err != nil {
 		return nil, fmt.Errorf("message %s: encode history: %w", p.ID, err)
 	}
-	if err := t.putHistory(key, entries); err != nil {
-		return nil, err
-	}
-	if err := t.putMessage(key, next, cur.sharedPayload, cur.legacyPayload); err != nil {
+	if err := t.putWithHistory(key, cur, next, entries); err != nil {
 		return nil, err
 	}
 	if err := t.reindex(key, cur.Message, next); err != nil {

@@ -83,17 +83,14 @@ func (t *txn) forward(key uuid.UUID, cur storedMessage, tg placement.Target, h d
 	to.LastSeq++
 	next.Seq = to.LastSeq
 	h.From, h.To = cur.Status, next.Status
-	entries, err := t.historyOf(key)
+	entries, err := t.historyOf(key, cur)
 	if err != nil {
 		return nil, err
 	}
 	if entries, err = appendHistoryEntry(entries, h); err != nil {
 		return nil, fmt.Errorf("message %s: encode history: %w", cur.ID, err)
 	}
-	if err := t.putHistory(key, entries); err != nil {
-		return nil, err
-	}
-	if err := t.putMessage(key, next, cur.sharedPayload, cur.legacyPayload); err != nil {
+	if err := t.putWithHistory(key, cur, next, entries); err != nil {
 		return nil, err
 	}
 	if err := t.reindex(key, cur.Message, next); err != nil {

@@ -30,15 +30,13 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // sumSize is the length of a seal.
 const sumSize = 4
 
-// Markers: the first byte of a sealed record (message, queue), of a sealed
-// history and of a sealed JSON document (audit entry, EOIO switch). Old
-// records start with recordV1 (0x01), old histories with a time's varint
-// (0x80 and above), old JSON with '{' (0x7b); each marker differs from
-// those in five bits or more.
+// Markers: the first byte of a sealed record (message, queue) and of a
+// sealed JSON document (audit entry, EOIO switch). Old records start with
+// recordV1 (0x01), old JSON with '{' (0x7b); each marker differs from those
+// in five bits or more. (A message's history is sealed with its record.)
 const (
-	recordSealed  = 0x5a
-	historySealed = 0x2c
-	jsonSealed    = 0x84
+	recordSealed = 0x5a
+	jsonSealed   = 0x84
 )
 
 func checksum(key, body []byte) uint32 {

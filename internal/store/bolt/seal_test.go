@@ -1,10 +1,12 @@
 package bolt
 
 import (
+	"bytes"
 	"encoding/binary"
 	"path/filepath"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 	bbolt "go.etcd.io/bbolt"
 
@@ -26,10 +28,24 @@ func unsealedRecord(v []byte) []byte {
 func unsealStore(t *testing.T, path string) {
 	t.Helper()
 	rawUpdate(t, path, func(tx *bbolt.Tx) error {
+		// A record of version 2 keeps its history in the history bucket.
+		msgs, hist := tx.Bucket([]byte(bucketMessages)), tx.Bucket([]byte(bucketHistory))
+		old := map[string][]byte{}
+		require.NoError(t, msgs.ForEach(func(k, v []byte) error {
+			m, err := decodeMessage(k, v, false)
+			require.NoError(t, err)
+			require.NoError(t, hist.Put(bytes.Clone(k), bytes.Clone(m.history)))
+			m.history = nil
+			rec, err := encodeMessage(uuid.UUID(k), m.Message, m.form)
+			require.NoError(t, err)
+			old[string(k)] = unsealedRecord(rec)
+			return nil
+		}))
+		for k, v := range old {
+			require.NoError(t, msgs.Put([]byte(k), v))
+		}
 		conv := map[string]func(v []byte) []byte{
-			bucketMessages:    unsealedRecord,
 			bucketQueues:      unsealedRecord,
-			bucketHistory:     func(v []byte) []byte { return v[1 : len(v)-sumSize] },
 			bucketPayloads:    func(v []byte) []byte { return v[:len(v)-sumSize] },
 			bucketPayloadRefs: func(v []byte) []byte { return v[:len(v)-sumSize] },
 			bucketAudit:       func(v []byte) []byte { return v[1 : len(v)-sumSize] },
@@ -125,7 +141,7 @@ func TestUnsealedStoreOfTheLastLayout(t *testing.T) {
 	}))
 	require.NoError(t, s.Close())
 	require.Equal(t, byte(recordSealed), rawValue(t, path, bucketMessages, key[:])[0])
-	require.Equal(t, byte(historySealed), rawValue(t, path, bucketHistory, key[:])[0])
+	require.Nil(t, rawValue(t, path, bucketHistory, key[:]), "the history moved into the record")
 	require.Equal(t, oldPayload, rawValue(t, path, bucketPayloads, key[:]), "a payload is not rewritten")
 	freshKey := idOf(fresh.ID)
 	_, ok := unseal(freshKey[:], rawValue(t, path, bucketPayloads, freshKey[:]))
@@ -171,9 +187,6 @@ func TestUnsealedValueInASealedStoreIsDamage(t *testing.T) {
 		"Message": {bucketMessages, key[:], unsealedRecord,
 			func(r store.Reader) error { _, err := r.Message(id); return err },
 			"message " + id + ": its record starts with 0x1, which this store does not write"},
-		"History": {bucketHistory, key[:], func(v []byte) []byte { return v[1 : len(v)-sumSize] },
-			func(r store.Reader) error { _, err := r.History(id); return err },
-			"message " + id + ": its history is not in a form this store writes"},
 		"Payload": {bucketPayloads, key[:], func(v []byte) []byte { return v[:len(v)-sumSize] },
 			func(r store.Reader) error { _, err := r.Payload(id); return err },
 			"message " + id + ": its payload does not match its checksum"},
