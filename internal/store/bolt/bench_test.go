@@ -3,8 +3,8 @@ package bolt
 import (
 	"path/filepath"
 	"sync"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 

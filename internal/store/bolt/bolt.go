@@ -72,6 +72,9 @@ type Store struct {
 	baseTxID int
 	// legacy: the store may hold unsealed values (seal.go).
 	legacy bool
+	// oldOrder: the status index is in the order of layout version 2 (a
+	// store of version 2 opened read-only).
+	oldOrder bool
 
 	// mu is held shared by every View and Update and exclusively by Close,
 	// so that Close waits for the transactions under way.
@@ -101,7 +104,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	db, legacy, err := openFile(path, opts)
+	db, st, err := openFile(path, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +112,7 @@ func Open(path string, opts Options) (*Store, error) {
 		opts.Clock = time.Now
 	}
 	s := &Store{path: path, db: db, readOnly: opts.ReadOnly, group: &groupCommit{db: db}, wake: make(chan struct{}, 1),
-		clock: opts.Clock, legacy: legacy}
+		clock: opts.Clock, legacy: st.legacy, oldOrder: st.oldOrder()}
 	if err := db.View(func(tx *bbolt.Tx) error {
 		s.baseTxID = tx.ID()
 		return nil
@@ -146,7 +149,7 @@ func (s *Store) View(ctx context.Context, fn func(store.Reader) error) (err erro
 		}
 	}()
 	return damaged(s.path, s.db.View(func(tx *bbolt.Tx) error {
-		t := &txn{tx: tx, clock: s.clock, owner: s.owner(), legacy: s.legacy}
+		t := &txn{tx: tx, clock: s.clock, owner: s.owner(), legacy: s.legacy, oldOrder: s.oldOrder}
 		if err := fn(t); err != nil {
 			return err
 		}
@@ -183,7 +186,7 @@ func (s *Store) write(ctx context.Context, fn func(t *txn) error) error {
 		return fmt.Errorf("the store %s is open read-only", s.path)
 	}
 	return damaged(s.path, s.group.run(func(tx *bbolt.Tx) error {
-		t := &txn{tx: tx, clock: s.clock, owner: s.owner(), legacy: s.legacy}
+		t := &txn{tx: tx, clock: s.clock, owner: s.owner(), legacy: s.legacy, oldOrder: s.oldOrder}
 		if err := fn(t); err != nil {
 			return err
 		}

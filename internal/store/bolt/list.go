@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"encoding/binary"
 	"slices"
 
 	"github.com/google/uuid"
@@ -75,6 +76,9 @@ func (t *txn) Messages(f store.MessageFilter, fn func(*domain.Message) error) er
 type tally struct {
 	by     map[domain.Status]int64
 	passed int64
+	// exactDLVD: the counts the walk is checked against are those of the
+	// DLVD messages, without those that passed through (keyPassed).
+	exactDLVD bool
 }
 
 func (n *tally) add(m *domain.Message) {
@@ -103,7 +107,7 @@ func checkCounts(counts map[domain.Status]int64, statuses []domain.Status, found
 		switch {
 		case s == domain.StatusDLVD && len(statuses) == 0:
 			got += found.passed
-		case s == domain.StatusDLVD:
+		case s == domain.StatusDLVD && !found.exactDLVD:
 			if got <= want {
 				continue
 			}
@@ -121,16 +125,67 @@ func (t *txn) checkCount(statuses []domain.Status, found tally) error {
 		return nil
 	}
 	want := map[domain.Status]int64{}
+	var passed int64
+	exact := true
 	err := t.Queues("", func(q *store.QueueRecord) error {
 		for s, n := range q.Counts {
 			want[s] += n
 		}
-		return nil
+		n, ok, err := t.passed(q.Name)
+		passed, exact = passed+n, exact && ok
+		return err
 	})
 	if err != nil {
 		return err
 	}
+	if exact && slices.Contains(statuses, domain.StatusDLVD) {
+		// The queues' DLVD counts less what passed through: the DLVD
+		// messages themselves, exactly.
+		want[domain.StatusDLVD] -= passed
+		found.exactDLVD = true
+	}
 	return checkCounts(want, statuses, found, "the store's messages")
+}
+
+// keyPassed starts the meta keys that count, per inbound queue, the
+// messages that routing moved on from it and that are kept (§3): they are
+// counted DLVD in their inbound queue, and are not DLVD messages of it.
+const keyPassed = "passed\x00"
+
+// passed returns how many of the messages an inbound queue counts DLVD
+// passed through it; ok is false in a store of layout version 2, which did
+// not count them.
+func (t *txn) passed(queue string) (n int64, ok bool, err error) {
+	if t.legacy {
+		return 0, false, nil
+	}
+	k := []byte(keyPassed + queue)
+	v := t.bucket(bucketMeta).Get(k)
+	if v == nil {
+		return 0, true, nil
+	}
+	body, sound := sealedFixed(k, v, 8, false)
+	if !sound {
+		return 0, false, corrupt("queue %s: the count of the messages that passed through it does not match its checksum", queue)
+	}
+	return int64(binary.BigEndian.Uint64(body)), true, nil
+}
+
+// addPassed adds n to the messages counted as passed through an inbound
+// queue (keyPassed).
+func (t *txn) addPassed(queue string, n int64) error {
+	if t.legacy {
+		return nil // not counted: a store of layout version 2 did not
+	}
+	cur, _, err := t.passed(queue)
+	if err != nil {
+		return err
+	}
+	k := []byte(keyPassed + queue)
+	if cur+n <= 0 {
+		return t.bucket(bucketMeta).Delete(k)
+	}
+	return t.bucket(bucketMeta).Put(k, seal(k, binary.BigEndian.AppendUint64(nil, uint64(cur+n))))
 }
 
 // walkBack calls fn with each key and value of b below before (every one
@@ -223,7 +278,7 @@ func (t *txn) messagesByStatus(statuses []domain.Status, after []byte, reverse b
 	idx := t.bucket(bucketStatus)
 	var runs []*statusRun
 	for _, s := range statuses {
-		prefix := statusKey(s, uuid.UUID{})[:1]
+		prefix := indexKey(s, uuid.UUID{}, t.oldOrder)[:1]
 		if slices.ContainsFunc(runs, func(r *statusRun) bool { return bytes.Equal(r.prefix, prefix) }) {
 			continue
 		}
@@ -263,8 +318,7 @@ func (t *txn) messagesByStatus(statuses []domain.Status, after []byte, reverse b
 		if err != nil {
 			return indexMiss("an entry of the status index", err)
 		}
-		if c, _ := statusCode(m.Status); c != first.prefix[0] {
-			s, _ := statusOf(first.prefix[0])
+		if s, _ := indexStatus(first.prefix[0], t.oldOrder); s != m.Status {
 			return corrupt("the status index lists message %s as %s, its record says %s", m.ID, s, m.Status)
 		}
 		found.add(m.Message)

@@ -120,7 +120,7 @@ func (t *txn) missing(b *bbolt.Bucket, key uuid.UUID) error {
 	}
 	idx := t.bucket(bucketStatus)
 	for _, s := range storedStatuses {
-		if idx.Get(statusKey(s, key)) != nil {
+		if idx.Get(indexKey(s, key, t.oldOrder)) != nil {
 			return corrupt("message %s: its record is missing, the status index lists it as %s", key, s)
 		}
 	}
@@ -454,6 +454,9 @@ func (t *txn) Delete(id string) error {
 		// The inbound queue it passed through counts it no more.
 		if in, err := t.queue(m.InboundQueue); err == nil {
 			store.CountPassedThrough(in, -1)
+			if err := t.addPassed(in.Name, -1); err != nil {
+				return err
+			}
 			if err := t.putQueue(in); err != nil {
 				return err
 			}

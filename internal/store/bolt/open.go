@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/google/uuid"
 	bbolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
@@ -83,22 +85,22 @@ func notStore(path, format string, args ...any) error {
 // panic or a memory fault, and a read-write open already reads the
 // freelist, wherever the meta page says it is. So an existing file is first
 // opened read-only, which reads only the meta pages, and inspected; only a
-// sound store is then opened for writing. legacy says the store may hold
-// unsealed values (keyUnsealed).
-func openFile(path string, opts Options) (db *bbolt.DB, legacy bool, err error) {
+// sound store is then opened for writing. st says what the store may hold
+// of an older layout.
+func openFile(path string, opts Options) (db *bbolt.DB, st inspected, err error) {
 	if !opts.ReadOnly {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return nil, false, fmt.Errorf("create the directory of store %s: %w", path, err)
+			return nil, st, fmt.Errorf("create the directory of store %s: %w", path, err)
 		}
 	}
 	size, err := checkSize(path, opts.ReadOnly)
 	if err != nil {
-		return nil, false, err
+		return nil, st, err
 	}
 	if size > 0 {
 		db, err := openBolt(path, opts.Timeout, true, opts.NoSync)
 		if err != nil {
-			return nil, false, err
+			return nil, st, err
 		}
 		st, err := inspect(db, path)
 		if err == nil && size <= verifyLimit {
@@ -106,7 +108,7 @@ func openFile(path string, opts Options) (db *bbolt.DB, legacy bool, err error) 
 		}
 		if err == nil && opts.ReadOnly {
 			if st.complete {
-				return db, st.legacy, nil
+				return db, st, nil
 			}
 			err = notStore(path, "it has not been initialised; open it once without read-only")
 		}
@@ -114,18 +116,18 @@ func openFile(path string, opts Options) (db *bbolt.DB, legacy bool, err error) 
 			err = closeErr
 		}
 		if err != nil {
-			return nil, false, err
+			return nil, st, err
 		}
 	}
 	db, err = openBolt(path, opts.Timeout, false, opts.NoSync)
 	if err != nil {
-		return nil, false, err
+		return nil, st, err
 	}
-	if legacy, err = initialise(db, path); err != nil {
+	if st, err = initialise(db, path); err != nil {
 		_ = db.Close()
-		return nil, false, err
+		return nil, st, err
 	}
-	return db, legacy, nil
+	return db, st, nil
 }
 
 // openBolt opens the file with bbolt and translates its failures into
@@ -190,6 +192,9 @@ type inspected struct {
 	legacy bool
 }
 
+// oldOrder says the status index is in the order of layout version 2.
+func (st inspected) oldOrder() bool { return st.version == unsealedVersion }
+
 // inspect checks that db is a queuectl store of a layout this build reads,
 // or an empty bbolt file, and reports whether it has every bucket and
 // whether it may hold unsealed values.
@@ -246,13 +251,13 @@ func inspect(db *bbolt.DB, path string) (st inspected, err error) {
 // version that seals values for a store of version 2 (which keeps its
 // unsealed values: keyUnsealed). It writes only when something is missing,
 // so opening a store costs no commit. legacy says the store may hold
-// unsealed values.
-func initialise(db *bbolt.DB, path string) (legacy bool, err error) {
-	st, err := inspect(db, path)
-	if err != nil || (st.complete && st.version == layoutVersion) {
-		return st.legacy, err
+// unsealed values. A store of version 2 also gets its status index in the
+// order of version 3 (statusKey).
+func initialise(db *bbolt.DB, path string) (st inspected, err error) {
+	if st, err = inspect(db, path); err != nil || (st.complete && st.version == layoutVersion) {
+		return st, err
 	}
-	return st.legacy, update(db, path, func(tx *bbolt.Tx) error {
+	err = update(db, path, func(tx *bbolt.Tx) error {
 		noChecks := tx.Bucket([]byte(bucketChecks)) == nil
 		for _, name := range bucketNames() {
 			if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
@@ -261,6 +266,11 @@ func initialise(db *bbolt.DB, path string) (legacy bool, err error) {
 		}
 		meta := tx.Bucket([]byte(bucketMeta))
 		if meta.Get([]byte(keyFormat)) != nil {
+			if st.version == unsealedVersion {
+				if err := reorderStatusIndex(tx); err != nil {
+					return fmt.Errorf("initialise store %s: %w", path, err)
+				}
+			}
 			if noChecks {
 				// A store from before the check-back (§9): its PEND
 				// messages wait for their first check.
@@ -281,6 +291,43 @@ func initialise(db *bbolt.DB, path string) (legacy bool, err error) {
 		}
 		return meta.Put([]byte(keyVersion), binary.BigEndian.AppendUint32(nil, layoutVersion))
 	})
+	if err == nil {
+		st.version, st.complete = layoutVersion, true
+	}
+	return st, err
+}
+
+// reorderStatusIndex rewrites the status index of a store of layout
+// version 2 in the order of version 3 (statusKey): once, as the store is
+// upgraded, in the upgrade's transaction.
+func reorderStatusIndex(tx *bbolt.Tx) error {
+	old := tx.Bucket([]byte(bucketStatus))
+	var keys [][]byte
+	if err := old.ForEach(func(k, _ []byte) error {
+		s, ok := indexStatus(k[0], true)
+		if len(k) != 17 || !ok {
+			return corrupt("the status index holds a key %x of no status", k)
+		}
+		keys = append(keys, statusKey(s, uuid.UUID(k[1:])))
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := tx.DeleteBucket([]byte(bucketStatus)); err != nil {
+		return err
+	}
+	b, err := tx.CreateBucket([]byte(bucketStatus))
+	if err != nil {
+		return err
+	}
+	b.FillPercent = 0.9
+	slices.SortFunc(keys, bytes.Compare)
+	for _, k := range keys {
+		if err := b.Put(k, []byte{}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkMeta accepts the meta bucket of a queuectl store this build can read

@@ -202,7 +202,15 @@ func (t *txn) checkQueueCount(name string, openOnly bool, found tally) error {
 			statuses = append(statuses, s)
 		}
 	}
-	return checkCounts(q.Counts, statuses, found, "queue "+name)
+	counts := q.Counts
+	if n, ok, err := t.passed(name); err != nil {
+		return err
+	} else if ok && !openOnly {
+		counts = maps.Clone(q.Counts)
+		counts[domain.StatusDLVD] -= n
+		found.exactDLVD = true
+	}
+	return checkCounts(counts, statuses, found, "queue "+name)
 }
 
 // Head returns the open message of the queue that decides its state

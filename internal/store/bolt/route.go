@@ -98,6 +98,9 @@ func (t *txn) forward(key uuid.UUID, cur storedMessage, tg placement.Target, h d
 	}
 	count(from, cur.Message, -1)
 	store.CountPassedThrough(from, 1)
+	if err := t.addPassed(from.Name, 1); err != nil {
+		return nil, err
+	}
 	count(to, next, 1)
 	if err := t.putQueue(from); err != nil {
 		return nil, err

@@ -62,6 +62,19 @@ func unsealStore(t *testing.T, path string) {
 				require.NoError(t, b.Put([]byte(k), v))
 			}
 		}
+		// Version 2 ordered the status index by storedStatuses.
+		var keys [][]byte
+		status := tx.Bucket([]byte(bucketStatus))
+		require.NoError(t, status.ForEach(func(k, _ []byte) error {
+			keys = append(keys, bytes.Clone(k))
+			return nil
+		}))
+		for _, k := range keys {
+			s, ok := statusOfIndex(k[0])
+			require.True(t, ok)
+			require.NoError(t, status.Delete(k))
+			require.NoError(t, status.Put(indexKey(s, uuid.UUID(k[1:]), true), []byte{}))
+		}
 		meta := tx.Bucket([]byte(bucketMeta))
 		if v := meta.Get([]byte(keyEpoch)); v != nil {
 			require.NoError(t, meta.Put([]byte(keyEpoch), append([]byte{}, v[:8]...)))
@@ -76,7 +89,9 @@ func rawValue(t *testing.T, path, bucket string, key []byte) []byte {
 	t.Helper()
 	var out []byte
 	rawUpdate(t, path, func(tx *bbolt.Tx) error {
-		out = append([]byte(nil), tx.Bucket([]byte(bucket)).Get(key)...)
+		if v := tx.Bucket([]byte(bucket)).Get(key); v != nil {
+			out = append([]byte{}, v...)
+		}
 		return nil
 	})
 	return out
@@ -109,6 +124,9 @@ func TestUnsealedStoreOfTheLastLayout(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 	require.Equal(t, uint32(layoutVersion), binary.BigEndian.Uint32(rawValue(t, path, bucketMeta, []byte(keyVersion))))
+	require.Nil(t, rawValue(t, path, bucketStatus, indexKey(domain.StatusTBDL, idOf(ids[1]), true)),
+		"the status index is in the new order")
+	require.NotNil(t, rawValue(t, path, bucketStatus, statusKey(domain.StatusTBDL, idOf(ids[1]))))
 	require.NotNil(t, rawValue(t, path, bucketMeta, []byte(keyUnsealed)))
 	check()
 

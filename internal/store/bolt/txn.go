@@ -32,6 +32,9 @@ type txn struct {
 	// legacy accepts the unsealed values of a store of layout version 2
 	// (seal.go).
 	legacy bool
+	// oldOrder: the status index is in the order of layout version 2 (a
+	// store of version 2 opened read-only; statusKey).
+	oldOrder bool
 	// err is damage found where the reader has no error to return (the
 	// lease epoch): the transaction fails with it (flush).
 	err error
