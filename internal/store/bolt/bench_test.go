@@ -1,12 +1,14 @@
 package bolt
 
 import (
+	"encoding/binary"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	bbolt "go.etcd.io/bbolt"
 
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/store"
@@ -173,4 +175,31 @@ func BenchmarkEOIOStep(b *testing.B) {
 	b.ReportMetric(float64(writes1-writes0)/commits, "pagewrites/commit")
 	b.ReportMetric(float64(bytes1-bytes0)/commits, "pagebytes/commit")
 	report(b, s, start, b.N)
+}
+
+// BenchmarkBboltSinglePut is the ceiling of one EOIO queue, as compare.sh
+// measures it (peers bbolt-single): one 200-byte put per transaction into
+// one bucket of bbolt with its defaults, synced. It reports the page
+// writes and bytes of pages of a commit, to set beside BenchmarkEOIOStep's.
+func BenchmarkBboltSinglePut(b *testing.B) {
+	db, err := bbolt.Open(filepath.Join(b.TempDir(), "single.db"), 0o600, nil)
+	require.NoError(b, err)
+	defer func() { require.NoError(b, db.Close()) }()
+	require.NoError(b, db.Update(func(tx *bbolt.Tx) error {
+		_, err := tx.CreateBucket([]byte("q"))
+		return err
+	}))
+	val := make([]byte, 200)
+	before := db.Stats().TxStats
+	b.ResetTimer()
+	for i := range b.N {
+		if err := db.Update(func(tx *bbolt.Tx) error {
+			return tx.Bucket([]byte("q")).Put(binary.BigEndian.AppendUint64(nil, uint64(i)), val)
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	after := db.Stats().TxStats
+	b.ReportMetric(float64(after.GetWrite()-before.GetWrite())/float64(b.N), "pagewrites/commit")
+	b.ReportMetric(float64(after.GetPageAlloc()-before.GetPageAlloc())/float64(b.N), "pagebytes/commit")
 }

@@ -539,7 +539,8 @@ func indexEntries(key uuid.UUID, m *domain.Message) []indexEntry {
 	if m == nil {
 		return nil
 	}
-	out := []indexEntry{{bucketStatus, statusKey(m.Status, key), nil}}
+	out := make([]indexEntry, 1, 6)
+	out[0] = indexEntry{bucketStatus, statusKey(m.Status, key), nil}
 	if m.Seq > 0 {
 		sk := seqKey(m.Queue, m.Seq)
 		out = append(out, indexEntry{bucketQueueAll, sk, key[:]})

@@ -38,6 +38,9 @@ type txn struct {
 	// err is damage found where the reader has no error to return (the
 	// lease epoch): the transaction fails with it (flush).
 	err error
+	// buckets holds the buckets the transaction opened, by name, so that
+	// each is looked up in the root once.
+	buckets map[string]*bbolt.Bucket
 }
 
 var (
@@ -47,10 +50,20 @@ var (
 
 // bucket returns one of the buckets Open made sure exist.
 func (t *txn) bucket(name string) *bbolt.Bucket {
+	if b := t.buckets[name]; b != nil {
+		return b
+	}
 	b := t.tx.Bucket([]byte(name))
+	if b == nil {
+		return nil
+	}
 	if appendMostly[name] && t.tx.Writable() {
 		b.FillPercent = 0.9
 	}
+	if t.buckets == nil {
+		t.buckets = make(map[string]*bbolt.Bucket, 8)
+	}
+	t.buckets[name] = b
 	return b
 }
 
