@@ -185,7 +185,7 @@ func openBenchStore(ctx context.Context, c *config.Config, given bool) (engine.S
 			}
 			return st, func() { st.Close() }, nil
 		}
-		st, err := bolt.Open(loc.Path, bolt.Options{NoFreelistSync: true}) // as serve opens it
+		st, err := bolt.Open(loc.Path, bolt.Options{})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -195,7 +195,7 @@ func openBenchStore(ctx context.Context, c *config.Config, given bool) (engine.S
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := bolt.Open(filepath.Join(dir, "bench.db"), bolt.Options{NoFreelistSync: true})
+	st, err := bolt.Open(filepath.Join(dir, "bench.db"), bolt.Options{})
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, nil, err

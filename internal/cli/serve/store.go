@@ -57,9 +57,7 @@ func openStore(ctx context.Context, log *slog.Logger, f *cmdutil.Factory, c *con
 		return &servedStore{st: st, name: st.Target(), close: st.Close}, nil
 	}
 	// A short command may hold the store for a moment: wait for it.
-	// serve commits for as long as it runs: bbolt's freelist stays in
-	// memory rather than be written by every commit.
-	st, err := bolt.Open(loc.Path, bolt.Options{Timeout: embedded.DefaultWait, NoFreelistSync: true})
+	st, err := bolt.Open(loc.Path, bolt.Options{Timeout: embedded.DefaultWait})
 	if err != nil {
 		return nil, embedded.StoreError(err)
 	}

@@ -22,14 +22,9 @@ const benchPayload = `<order id="4711" customer="C-1002" currency="EUR">` +
 
 // openBenchStore opens a store that syncs every commit, as in production.
 func openBenchStore(b *testing.B) *Store {
-	return openBenchStoreWith(b, Options{})
-}
-
-// openBenchStoreWith opens a store with opts that syncs every commit.
-func openBenchStoreWith(b *testing.B, opts Options) *Store {
 	b.Helper()
 	path := filepath.Join(b.TempDir(), "queuectl.db")
-	s, err := Open(path, opts)
+	s, err := Open(path, Options{})
 	require.NoError(b, err)
 	b.Cleanup(func() {
 		require.NoError(b, s.Close())
@@ -155,19 +150,10 @@ func benchClaim(node store.Node) store.ClaimParams {
 }
 
 // BenchmarkEOIOStep is one step of an EOIO queue: message k's outcome and
-// message k+1's claim in one commit, synced, as the engine records them,
-// with bbolt's freelist written by every commit (as commands open a store)
-// and kept in memory (as serve and bench do). It reports the page writes
-// and the bytes of pages of a step's commit.
+// message k+1's claim in one commit, synced, as the engine records them.
+// It reports the page writes and the bytes of pages of a step's commit.
 func BenchmarkEOIOStep(b *testing.B) {
-	for _, mem := range []bool{false, true} {
-		b.Run(map[bool]string{false: "FreelistSynced", true: "FreelistInMemory"}[mem], func(b *testing.B) {
-			benchEOIOStep(b, openBenchStoreWith(b, Options{NoFreelistSync: mem}))
-		})
-	}
-}
-
-func benchEOIOStep(b *testing.B, s *Store) {
+	s := openBenchStore(b)
 	node, claim := benchEOIOQueue(b, s, b.N+1)
 	writes0, bytes0 := s.PageWrites()
 	start := s.Commits()

@@ -57,13 +57,6 @@ type Options struct {
 	// NoSync skips the fsync of each commit, so a crash can lose or corrupt
 	// data. For tests only.
 	NoSync bool
-	// NoFreelistSync keeps bbolt's list of free pages in memory only: a
-	// commit does not write it (a page or more, each commit, as the store
-	// grows), and opening the store rebuilds it by reading every page in
-	// use — as crash safe, slower to open. For a long-running process
-	// (serve, bench); its Open reads the whole store through first, in a
-	// goroutine where damage is an error, not a fault.
-	NoFreelistSync bool
 	// Clock is the store's clock; default time.Now. Tests move it by hand.
 	Clock func() time.Time
 }

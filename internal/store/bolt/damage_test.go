@@ -384,27 +384,6 @@ func TestDamagedStore(t *testing.T) {
 		}
 		t.Logf("%d of 50 stores with flipped bits were found damaged by a read", hit)
 	})
-	t.Run("FlippedBitsNoFreelist", func(t *testing.T) {
-		// The same damage in a store a serve left, with no freelist
-		// written: opening it rebuilds the freelist by walking every page.
-		free := filepath.Join(t.TempDir(), "nofreelist.db")
-		require.NoError(t, os.WriteFile(free, data, 0o600))
-		db, err := bbolt.Open(free, 0o600, &bbolt.Options{NoFreelistSync: true, Timeout: time.Second})
-		require.NoError(t, err)
-		require.NoError(t, db.Update(func(*bbolt.Tx) error { return nil }))
-		require.NoError(t, db.Close())
-		require.False(t, syncedFreelist(free))
-		noFree, err := os.ReadFile(free)
-		require.NoError(t, err)
-		for seed := range uint64(50) {
-			t.Run(fmt.Sprintf("Seed%d", seed), func(t *testing.T) {
-				path := filepath.Join(t.TempDir(), "damaged.db")
-				require.NoError(t, os.WriteFile(path, noFree, 0o600))
-				flipBits(t, path, used, seed, 1+int(seed%4))
-				readDamaged(t, path)
-			})
-		}
-	})
 	t.Run("OverwrittenBytes", func(t *testing.T) {
 		// 24 seeds of 40 bytes overwritten anywhere in the data pages.
 		hit := 0

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"io/fs"
 	"os"
@@ -99,16 +98,12 @@ func openFile(path string, opts Options) (db *bbolt.DB, st inspected, err error)
 		return nil, st, err
 	}
 	if size > 0 {
-		db, err := openBolt(path, opts.Timeout, true, opts)
+		db, err := openBolt(path, opts.Timeout, true, opts.NoSync)
 		if err != nil {
 			return nil, st, err
 		}
 		st, err := inspect(db, path)
-		// Without a stored freelist (a store a serve left) a read-write
-		// open rebuilds it by walking every page, in a goroutine of
-		// bbolt's own where damage would fault: the store is read through
-		// here first, whatever its size.
-		if err == nil && (size <= verifyLimit || (!opts.ReadOnly && !syncedFreelist(path))) {
+		if err == nil && size <= verifyLimit {
 			err = verify(db, path)
 		}
 		if err == nil && opts.ReadOnly {
@@ -124,7 +119,7 @@ func openFile(path string, opts Options) (db *bbolt.DB, st inspected, err error)
 			return nil, st, err
 		}
 	}
-	db, err = openBolt(path, opts.Timeout, false, opts)
+	db, err = openBolt(path, opts.Timeout, false, opts.NoSync)
 	if err != nil {
 		return nil, st, err
 	}
@@ -137,7 +132,7 @@ func openFile(path string, opts Options) (db *bbolt.DB, st inspected, err error)
 
 // openBolt opens the file with bbolt and translates its failures into
 // errors a user can act on.
-func openBolt(path string, timeout time.Duration, readOnly bool, opts Options) (db *bbolt.DB, err error) {
+func openBolt(path string, timeout time.Duration, readOnly, noSync bool) (db *bbolt.DB, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
@@ -145,11 +140,10 @@ func openBolt(path string, timeout time.Duration, readOnly bool, opts Options) (
 		}
 	}()
 	db, err = bbolt.Open(path, 0o600, &bbolt.Options{
-		Timeout:        timeout,
-		ReadOnly:       readOnly,
-		NoSync:         opts.NoSync,
-		NoFreelistSync: opts.NoFreelistSync,
-		FreelistType:   bbolt.FreelistMapType,
+		Timeout:      timeout,
+		ReadOnly:     readOnly,
+		NoSync:       noSync,
+		FreelistType: bbolt.FreelistMapType,
 	})
 	switch {
 	case err == nil:
@@ -163,47 +157,6 @@ func openBolt(path string, timeout time.Duration, readOnly bool, opts Options) (
 		return nil, notStore(path, "it was written by an incompatible bbolt version")
 	}
 	return nil, fmt.Errorf("open store %s: %w", path, err)
-}
-
-// syncedFreelist reports whether the file's current meta page names a
-// stored freelist: false for a store last written with NoFreelistSync.
-// It reads the two meta pages as bbolt lays them out (a 16-byte page
-// header, then magic, version, page size, flags, root bucket, freelist,
-// high water mark, txid and an FNV-64a checksum of what precedes it); a
-// file it cannot read that way counts as one with a freelist, and bbolt's
-// open reports what is wrong with it.
-func syncedFreelist(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return true
-	}
-	defer f.Close()
-	const hdr, metaLen = 16, 64
-	buf := make([]byte, hdr+metaLen)
-	best, bestTx, found := uint64(0), uint64(0), false
-	offset := int64(0)
-	for i := range 2 {
-		if _, err := f.ReadAt(buf, offset); err != nil {
-			return true
-		}
-		m := buf[hdr:]
-		le := binary.LittleEndian
-		h := fnv.New64a()
-		_, _ = h.Write(m[:56])
-		if le.Uint32(m[0:]) == 0xED0CDAED && le.Uint64(m[56:]) == h.Sum64() {
-			if tx := le.Uint64(m[48:]); !found || tx > bestTx {
-				best, bestTx, found = le.Uint64(m[32:]), tx, true
-			}
-		}
-		if i == 0 {
-			// Meta page 1 starts at the page size, which page 0 gives.
-			offset = int64(os.Getpagesize())
-			if found {
-				offset = int64(le.Uint32(m[8:]))
-			}
-		}
-	}
-	return !found || best != 0xffffffffffffffff
 }
 
 // checkSize returns the size of the file, 0 when it does not exist yet. It

@@ -243,34 +243,3 @@ func rawTxID(t *testing.T, path string) int {
 	defer func() { require.NoError(t, tx.Rollback()) }()
 	return tx.ID()
 }
-
-// A store opened with NoFreelistSync writes no freelist in its commits and
-// reads as before; a later open without it rebuilds the freelist, and so
-// does one with it: the file stays sound (bbolt's check) either way.
-func TestNoFreelistSync(t *testing.T) {
-	t.Parallel()
-	path := filepath.Join(t.TempDir(), "queuectl.db")
-	s, err := Open(path, Options{NoSync: true, NoFreelistSync: true})
-	require.NoError(t, err)
-	ids := insert(t, s, 300, 50)
-	require.NoError(t, s.Close())
-	require.False(t, syncedFreelist(path), "the commits wrote no freelist")
-	checkFile(t, path)
-
-	for _, mem := range []bool{false, true, false} {
-		s, err = Open(path, Options{NoSync: true, NoFreelistSync: mem})
-		require.NoError(t, err)
-		require.NoError(t, s.View(t.Context(), func(r store.Reader) error {
-			for _, id := range ids {
-				if _, err := r.History(id); err != nil {
-					return err
-				}
-			}
-			return nil
-		}))
-		ids = append(ids, insert(t, s, 20, 10)...)
-		require.NoError(t, s.Close())
-		require.Equal(t, !mem, syncedFreelist(path))
-		checkFile(t, path)
-	}
-}
