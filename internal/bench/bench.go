@@ -71,19 +71,29 @@ type Result struct {
 	// has neither.
 	StatementsPerMessage *float64 `json:"statements_per_message,omitempty"`
 	RoundTripsPerMessage *float64 `json:"round_trips_per_message,omitempty"`
-	CPUPerMessage        float64  `json:"cpu_us_per_message"`
-	StoreBytes           float64  `json:"store_bytes_per_message"`
-	QoS                  string   `json:"qos"`
-	Queues               int      `json:"queues"`
-	Payload              int      `json:"payload"`
-	Receiver             string   `json:"receiver"`
-	Workers              int      `json:"workers"`
-	EOWindow             int      `json:"eo_window"`
+	// PageWritesPerCommit and PageBytesPerCommit are the page writes
+	// (meta page included) and the bytes of changed pages of an average
+	// commit, for an embedded store (PageWriter).
+	PageWritesPerCommit *float64 `json:"page_writes_per_commit,omitempty"`
+	PageBytesPerCommit  *float64 `json:"page_bytes_per_commit,omitempty"`
+	CPUPerMessage       float64  `json:"cpu_us_per_message"`
+	StoreBytes          float64  `json:"store_bytes_per_message"`
+	QoS                 string   `json:"qos"`
+	Queues              int      `json:"queues"`
+	Payload             int      `json:"payload"`
+	Receiver            string   `json:"receiver"`
+	Workers             int      `json:"workers"`
+	EOWindow            int      `json:"eo_window"`
 }
 
 // Sizer is a store that can tell how many bytes it uses.
 type Sizer interface {
 	Size(ctx context.Context) (int64, error)
+}
+
+// PageWriter is an embedded store that counts the pages its commits write.
+type PageWriter interface {
+	PageWrites() (writes, bytes uint64)
 }
 
 // RoundTripper is a store on a server that counts the statements it sends
@@ -188,6 +198,11 @@ func measure(ctx context.Context, opts Options, r *recorder) (*Result, error) {
 	}
 	commits0, cpu0 := opts.Store.Commits(), cpuTime()
 	trips := roundTrips(opts.Store)
+	pw, _ := opts.Store.(PageWriter)
+	var writes0, bytes0 uint64
+	if pw != nil {
+		writes0, bytes0 = pw.PageWrites()
+	}
 	payload := make([]byte, opts.Payload)
 	for i := range payload {
 		payload[i] = 'a' + byte(i%26)
@@ -233,6 +248,12 @@ func measure(ctx context.Context, opts Options, r *recorder) (*Result, error) {
 		statementsPerMessage = per(now.statements - trips.statements)
 		tripsPerMessage = per(now.roundTrips - trips.roundTrips)
 	}
+	var writesPerCommit, bytesPerCommit *float64
+	if pw != nil && commits > 0 {
+		writes1, bytes1 := pw.PageWrites()
+		w, b := float64(writes1-writes0)/float64(commits), float64(bytes1-bytes0)/float64(commits)
+		writesPerCommit, bytesPerCommit = &w, &b
+	}
 	size1, err := storeSize(ctx, opts.Store)
 	if err != nil {
 		return nil, err
@@ -249,6 +270,8 @@ func measure(ctx context.Context, opts Options, r *recorder) (*Result, error) {
 		CommitsPerMessage:    float64(commits) / n,
 		StatementsPerMessage: statementsPerMessage,
 		RoundTripsPerMessage: tripsPerMessage,
+		PageWritesPerCommit:  writesPerCommit,
+		PageBytesPerCommit:   bytesPerCommit,
 		CPUPerMessage:        float64(cpu.Microseconds()) / n,
 		StoreBytes:           float64(size1-size0) / n,
 		QoS:                  string(opts.QoS),

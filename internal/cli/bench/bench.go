@@ -162,6 +162,10 @@ func commitsLine(res *benchrun.Result) string {
 	if res.RoundTripsPerMessage != nil {
 		line += fmt.Sprintf(", %.3f round trips per message", *res.RoundTripsPerMessage)
 	}
+	if res.PageWritesPerCommit != nil && res.PageBytesPerCommit != nil {
+		line += fmt.Sprintf(", %.1f page writes and %s bytes of pages per commit", *res.PageWritesPerCommit,
+			thousands(*res.PageBytesPerCommit))
+	}
 	return line
 }
 

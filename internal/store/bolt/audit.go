@@ -21,7 +21,7 @@ func (t *txn) AppendAudit(e *domain.AuditEntry) error {
 		e.At = t.now()
 	}
 	e.Seq = seq
-	v, err := encodeAudit(e)
+	v, err := encodeAudit(seqBytes(seq), e)
 	if err != nil {
 		return fmt.Errorf("audit entry %d: encode: %w", seq, err)
 	}
@@ -36,7 +36,7 @@ func (t *txn) AppendAudit(e *domain.AuditEntry) error {
 func (t *txn) Audit(f store.AuditFilter, fn func(*domain.AuditEntry) error) error {
 	lim := limiter{limit: f.Limit}
 	err := t.walk(t.bucket(bucketAudit), nil, seqBytes(f.AfterSeq), true, func(k, v []byte) error {
-		e, err := decodeAudit(binary.BigEndian.Uint64(k), v)
+		e, err := decodeAudit(k, v, t.legacy)
 		if err != nil {
 			return err
 		}
@@ -67,13 +67,28 @@ type storedAudit struct {
 	Detail  string    `json:"detail,omitempty"`
 }
 
-func encodeAudit(e *domain.AuditEntry) ([]byte, error) {
-	return json.Marshal(storedAudit(*e))
+// encodeAudit encodes an audit entry, sealed under its key.
+func encodeAudit(key []byte, e *domain.AuditEntry) ([]byte, error) {
+	doc, err := json.Marshal(storedAudit(*e))
+	if err != nil {
+		return nil, err
+	}
+	return sealJSON(key, doc), nil
 }
 
-func decodeAudit(seq uint64, v []byte) (*domain.AuditEntry, error) {
+// decodeAudit decodes the audit entry stored under key (its seq), checking
+// its seal; legacy accepts the unsealed JSON of layout version 2.
+func decodeAudit(key, v []byte, legacy bool) (*domain.AuditEntry, error) {
+	if len(key) != 8 {
+		return nil, corrupt("the audit bucket holds a key of %d bytes, %x, not a seq", len(key), key)
+	}
+	seq := binary.BigEndian.Uint64(key)
+	doc, ok := sealedJSON(key, v, legacy)
+	if !ok {
+		return nil, corrupt("audit entry %d does not match its checksum", seq)
+	}
 	var s storedAudit
-	if err := json.Unmarshal(v, &s); err != nil {
+	if err := json.Unmarshal(doc, &s); err != nil {
 		return nil, corrupt("decode audit entry %d: %v", seq, err)
 	}
 	s.Seq = seq

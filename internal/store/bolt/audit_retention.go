@@ -14,7 +14,7 @@ func (t *txn) DeleteAuditBefore(cutoff time.Time, max int) (int, error) {
 	var old [][]byte
 	c := b.Cursor()
 	for k, v := c.First(); k != nil && len(old) < max; k, v = c.Next() {
-		e, err := decodeAudit(binary.BigEndian.Uint64(k), v)
+		e, err := decodeAudit(k, v, t.legacy)
 		if err != nil {
 			return 0, err
 		}

@@ -1,11 +1,14 @@
 package bolt
 
 import (
+	"encoding/binary"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	bbolt "go.etcd.io/bbolt"
 
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/store"
@@ -113,4 +116,90 @@ func BenchmarkInsertSequential(b *testing.B) {
 		}
 	}
 	report(b, s, start, b.N)
+}
+
+// benchEOIOQueue fills a store with n TBDL messages of one EOIO outbound
+// queue, as routing leaves them, joins a node and claims the first.
+func benchEOIOQueue(b testing.TB, s *Store, n int) (store.Node, *store.ClaimResult) {
+	b.Helper()
+	parent := storetest.NewEOIOMessage("BENCH")
+	for sent := 0; sent < n; sent += 1000 {
+		require.NoError(b, s.Update(b.Context(), func(w store.Writer) error {
+			for range min(1000, n-sent) {
+				m := storetest.NewOutboundMessage(parent, storetest.ReceiverWMS)
+				m.ParentID = ""
+				if err := w.Insert(m, []byte(benchPayload), storetest.Entry("received")); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+	}
+	joined, err := s.Join(b.Context(), store.JoinParams{ID: "N1", TTL: time.Minute, Heartbeat: time.Second,
+		Receivers: []string{storetest.ReceiverWMS}})
+	require.NoError(b, err)
+	claim, err := s.Claim(b.Context(), benchClaim(joined.Node))
+	require.NoError(b, err)
+	require.Len(b, claim.Claimed, 1)
+	return joined.Node, claim
+}
+
+func benchClaim(node store.Node) store.ClaimParams {
+	return store.ClaimParams{Node: node, Limit: 32, Window: 64, RouteLimit: 64, Candidates: store.CandidatesSkip,
+		Receivers: []string{storetest.ReceiverWMS}}
+}
+
+// BenchmarkEOIOStep is one step of an EOIO queue: message k's outcome and
+// message k+1's claim in one commit, synced, as the engine records them.
+// It reports the page writes and the bytes of pages of a step's commit.
+func BenchmarkEOIOStep(b *testing.B) {
+	s := openBenchStore(b)
+	node, claim := benchEOIOQueue(b, s, b.N+1)
+	writes0, bytes0 := s.PageWrites()
+	start := s.Commits()
+	b.ResetTimer()
+	for range b.N {
+		c := benchClaim(node)
+		res, err := s.Record(b.Context(), store.RecordParams{Node: node, Claim: &c, Outcomes: []store.Outcome{{
+			ID: claim.Claimed[0].Message.ID, Epoch: claim.Claimed[0].Epoch, Kind: store.OutcomeDelivered}}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Claim.Claimed) != 1 {
+			b.Fatalf("claimed %d messages, want 1 (conflicts %v, damaged %v, applied %v)", len(res.Claim.Claimed), res.Conflicts, res.Claim.Damaged, res.Applied[0])
+		}
+		claim = res.Claim
+	}
+	writes1, bytes1 := s.PageWrites()
+	commits := float64(s.Commits() - start)
+	b.ReportMetric(float64(writes1-writes0)/commits, "pagewrites/commit")
+	b.ReportMetric(float64(bytes1-bytes0)/commits, "pagebytes/commit")
+	report(b, s, start, b.N)
+}
+
+// BenchmarkBboltSinglePut is the ceiling of one EOIO queue, as compare.sh
+// measures it (peers bbolt-single): one 200-byte put per transaction into
+// one bucket of bbolt with its defaults, synced. It reports the page
+// writes and bytes of pages of a commit, to set beside BenchmarkEOIOStep's.
+func BenchmarkBboltSinglePut(b *testing.B) {
+	db, err := bbolt.Open(filepath.Join(b.TempDir(), "single.db"), 0o600, nil)
+	require.NoError(b, err)
+	defer func() { require.NoError(b, db.Close()) }()
+	require.NoError(b, db.Update(func(tx *bbolt.Tx) error {
+		_, err := tx.CreateBucket([]byte("q"))
+		return err
+	}))
+	val := make([]byte, 200)
+	before := db.Stats().TxStats
+	b.ResetTimer()
+	for i := range b.N {
+		if err := db.Update(func(tx *bbolt.Tx) error {
+			return tx.Bucket([]byte("q")).Put(binary.BigEndian.AppendUint64(nil, uint64(i)), val)
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	after := db.Stats().TxStats
+	b.ReportMetric(float64(after.GetWrite()-before.GetWrite())/float64(b.N), "pagewrites/commit")
+	b.ReportMetric(float64(after.GetPageAlloc()-before.GetPageAlloc())/float64(b.N), "pagebytes/commit")
 }

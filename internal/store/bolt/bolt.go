@@ -3,7 +3,8 @@
 //
 // Layout (all keys sort so that cursors walk them in the order lists need;
 // ids are the 16 bytes of the UUID; records are in the binary form of
-// codec.go):
+// codec.go; every value is sealed with the CRC-32C of its key and bytes,
+// which every read checks, seal.go):
 //
 //	meta          format marker, layout version, lease epoch, EOIO switch
 //	messages      id -> message record
@@ -79,6 +80,11 @@ type Store struct {
 	// baseTxID is the bbolt transaction id when the store was opened;
 	// Commits counts from it.
 	baseTxID int
+	// legacy: the store may hold unsealed values (seal.go).
+	legacy bool
+	// oldOrder: the status index is in the order of layout version 2 (a
+	// store of version 2 opened read-only).
+	oldOrder bool
 
 	// mu is held shared by every View and Update and exclusively by Close,
 	// so that Close waits for the transactions under way.
@@ -108,7 +114,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	db, err := openFile(path, opts)
+	db, st, err := openFile(path, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +122,7 @@ func Open(path string, opts Options) (*Store, error) {
 		opts.Clock = time.Now
 	}
 	s := &Store{path: path, db: db, readOnly: opts.ReadOnly, group: &groupCommit{db: db}, wake: make(chan struct{}, 1),
-		clock: opts.Clock}
+		clock: opts.Clock, legacy: st.legacy, oldOrder: st.oldOrder()}
 	if err := db.View(func(tx *bbolt.Tx) error {
 		s.baseTxID = tx.ID()
 		return nil
@@ -153,7 +159,7 @@ func (s *Store) View(ctx context.Context, fn func(store.Reader) error) (err erro
 		}
 	}()
 	return damaged(s.path, s.db.View(func(tx *bbolt.Tx) error {
-		t := &txn{tx: tx, clock: s.clock, owner: s.owner()}
+		t := &txn{tx: tx, clock: s.clock, owner: s.owner(), legacy: s.legacy, oldOrder: s.oldOrder}
 		if err := fn(t); err != nil {
 			return err
 		}
@@ -190,7 +196,7 @@ func (s *Store) write(ctx context.Context, fn func(t *txn) error) error {
 		return fmt.Errorf("the store %s is open read-only", s.path)
 	}
 	return damaged(s.path, s.group.run(func(tx *bbolt.Tx) error {
-		t := &txn{tx: tx, clock: s.clock, owner: s.owner()}
+		t := &txn{tx: tx, clock: s.clock, owner: s.owner(), legacy: s.legacy, oldOrder: s.oldOrder}
 		if err := fn(t); err != nil {
 			return err
 		}
@@ -218,6 +224,19 @@ func (s *Store) currentCommits() uint64 {
 		return 0
 	}
 	return uint64(id - s.baseTxID)
+}
+
+// PageWrites returns how many writes of pages (meta pages included) the
+// commits since Open made, and the bytes of the pages they changed, from
+// bbolt's statistics: what one commit costs the disk, besides its syncs.
+func (s *Store) PageWrites() (writes, bytes uint64) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return 0, 0
+	}
+	st := s.db.Stats().TxStats
+	return uint64(st.GetWrite()), uint64(st.GetPageAlloc())
 }
 
 // Close waits for the transactions under way and closes the file. Closing a

@@ -74,7 +74,7 @@ func (t *txn) claimChecks(p store.ClaimChecksParams) (*store.ClaimChecksResult, 
 		}
 		next := cur.Clone()
 		next.LastCheckAt = &now
-		if err := t.putMessage(key, next, cur.sharedPayload); err != nil {
+		if err := t.putMessage(key, next, cur.form); err != nil {
 			return nil, err
 		}
 		if err := t.reindex(key, cur.Message, next); err != nil {
@@ -129,12 +129,16 @@ func (s *Store) RecordChecks(ctx context.Context, p store.RecordChecksParams) (*
 // indexPrepared puts the PEND messages of a store written before the
 // checks index existed into it.
 func indexPrepared(tx *bbolt.Tx) error {
-	t := &txn{tx: tx}
+	t := &txn{tx: tx, legacy: true}
 	prefix := statusKey(domain.StatusPEND, uuid.UUID{})[:1]
 	var keys []uuid.UUID
 	c := t.bucket(bucketStatus).Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-		keys = append(keys, uuid.UUID(k[1:]))
+		key, err := storedID(k[1:], "an entry of the status index")
+		if err != nil {
+			return err
+		}
+		keys = append(keys, key)
 	}
 	for _, key := range keys {
 		m, err := t.stored(key)

@@ -36,28 +36,29 @@ func (c *testClock) Add(d time.Duration) {
 func TestCheckRecordsDecodeAcrossVersions(t *testing.T) {
 	t.Parallel()
 	m := storetest.Prepared(storetest.NewMessage())
-	plain, err := encodeMessage(m, false)
+	key := idOf(m.ID)
+	plain, err := encodeMessage(key, m, form{})
 	require.NoError(t, err)
 	require.Zero(t, plain[1]&msgChecked, "a message never checked is written as before the check-back existed")
 
 	at := storetest.At(7)
 	m.Checks, m.LastCheckAt, m.LastAnswer, m.Stuck = 3, &at, "HTTP 503", true
-	v, err := encodeMessage(m, false)
+	v, err := encodeMessage(key, m, form{})
 	require.NoError(t, err)
-	key := idOf(m.ID)
-	got, err := decodeMessage(key[:], v)
+	got, err := decodeMessage(key[:], v, false)
 	require.NoError(t, err)
 	require.Equal(t, m, got.Message, "the check-back's fields round-trip")
 
 	q := &store.QueueRecord{Name: "XBTI0000", QoS: domain.EO, Stage: domain.Inbound, CreatedAt: at,
 		Counts: map[domain.Status]int64{domain.StatusPEND: 4}, Stuck: 2}
 	rec := encodeQueue(q)
-	back, err := decodeQueue(q.Name, rec)
+	back, err := decodeQueue(q.Name, rec, false)
 	require.NoError(t, err)
 	require.Equal(t, q, back)
 	// A queue record written before the stuck counter existed ends with the
 	// counts: it reads as no stuck transaction.
-	old, err := decodeQueue(q.Name, rec[:len(rec)-1])
+	old1 := unsealedRecord(rec)
+	old, err := decodeQueue(q.Name, old1[:len(old1)-1], true)
 	require.NoError(t, err)
 	require.Zero(t, old.Stuck)
 	require.Equal(t, q.Counts, old.Counts)

@@ -162,7 +162,12 @@ func (c *claimer) readyIDs(stage domain.Stage, name string, n int64) []uuid.UUID
 	prefix := append(stagePrefix(stage), prefixOf(name)...)
 	cur := c.t.bucket(bucketReady).Cursor()
 	for k, v := cur.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && int64(len(ids)) < n; k, v = cur.Next() {
-		ids = append(ids, uuid.UUID(v))
+		id, err := storedID(v, fmt.Sprintf("queue %s: an entry of the ready index", name))
+		if err != nil {
+			c.t.fail(err) // no id to skip: the claim fails, the store is damaged
+			break
+		}
+		ids = append(ids, id)
 	}
 	return ids
 }
@@ -226,6 +231,9 @@ func (c *claimer) due() error {
 	cur := c.t.bucket(bucketDue).Cursor()
 	var keys [][]byte
 	for k, _ := cur.First(); k != nil; k, _ = cur.Next() {
+		if len(k) != 8+16 {
+			return corrupt("the due index holds a key of %d bytes, %x", len(k), k)
+		}
 		at := time.UnixMicro(int64(binary.BigEndian.Uint64(k[:8]))).UTC()
 		if !at.After(c.now) {
 			keys = append(keys, bytes.Clone(k))
@@ -267,6 +275,9 @@ func (c *claimer) due() error {
 func (c *claimer) dueMessage(k []byte) (*storedMessage, *store.QueueRecord, error) {
 	id := uuid.UUID(k[8:])
 	m, err := c.t.stored(id)
+	if err == nil && m.Status != domain.StatusWAIT {
+		err = corrupt("the due index names message %s, which is %s", m.ID, m.Status)
+	}
 	if err != nil {
 		c.damaged(id, err)
 		return nil, nil, nil
@@ -296,6 +307,9 @@ func (c *claimer) claimQueue(name string) error {
 			return nil
 		}
 		m, err := c.t.stored(id)
+		if err == nil && (m.Queue != name || m.Status != domain.StatusTBDL) {
+			err = corrupt("queue %s: the ready index names message %s, which is %s in queue %s", name, m.ID, m.Status, m.Queue)
+		}
 		if err != nil {
 			c.damaged(id, err)
 			continue
@@ -333,6 +347,11 @@ func (c *claimer) take(m storedMessage) error {
 	case !candidate && c.p.Candidates == store.CandidatesAlone:
 		return nil
 	}
+	payload, err := c.t.payload(m, idOf(m.ID))
+	if err != nil {
+		c.damaged(idOf(m.ID), err)
+		return nil
+	}
 	attempt := m.Attempts + 1
 	node := c.p.Node
 	after, err := c.t.transition(idOf(m.ID), m, domain.StatusDLNG, func(m *domain.Message) {
@@ -340,11 +359,6 @@ func (c *claimer) take(m storedMessage) error {
 	}, store.EngineEntry(c.now, node, fmt.Sprintf("delivery attempt %d", attempt)))
 	if err != nil {
 		return err
-	}
-	pk := m.payloadKey(idOf(m.ID))
-	payload := bytes.Clone(c.t.bucket(bucketPayloads).Get(pk[:]))
-	if payload == nil {
-		payload = []byte{}
 	}
 	c.res.Claimed = append(c.res.Claimed, store.Claimed{Message: after, Epoch: c.t.epoch(), Payload: payload})
 	c.last[domain.Outbound] = after.Queue

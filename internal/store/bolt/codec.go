@@ -21,7 +21,9 @@ import (
 // Strings and integers are length-prefixed and varint-coded; statuses and
 // error classes are one byte each. Audit entries, written rarely, stay JSON.
 
-// recordV1 is the first byte of every binary record: its encoding.
+// recordV1 is the first byte of a binary record of layout version 2: its
+// encoding, unsealed. Records are now written sealed (recordSealed, seal.go),
+// in the same form after the marker.
 const recordV1 = 1
 
 // The flags byte of a stored message.
@@ -39,8 +41,10 @@ const (
 // The flags byte of a stored message's tail: fields that most messages do
 // not have, added after the record's form was fixed.
 const (
-	tailKey     = 1 << iota // the idempotency key (§2)
-	tailInbound             // the inbound queue a routed message passed through (§3)
+	tailKey           = 1 << iota // the idempotency key (§2)
+	tailInbound                   // the inbound queue a routed message passed through (§3)
+	tailLegacyPayload             // its payload was stored unsealed, before sealing (seal.go)
+	tailHistory                   // its history follows the record (else it is in the history bucket)
 )
 
 // The flags byte of a stored message's check-back fields.
@@ -200,11 +204,13 @@ func (d *decoder) status() domain.Status {
 	return s
 }
 
-// encodeMessage encodes m without its id (the key), payload and history.
-// sharedPayload marks a routed outbound message whose payload is its parent's.
-func encodeMessage(m *domain.Message, sharedPayload bool) ([]byte, error) {
-	e := encoder{b: make([]byte, 0, 96+len(m.Error)+len(m.Interface))}
-	e.byte(recordV1)
+// encodeMessage encodes m without its id (the key) and payload, with the
+// encoded entries of its history after the record, sealed under key: one
+// value, so that a status change rewrites one value on one page. f says
+// where its payload is (f.shared: its parent's) and in which form.
+func encodeMessage(key uuid.UUID, m *domain.Message, f form) ([]byte, error) {
+	e := encoder{b: make([]byte, 0, 96+len(m.Error)+len(m.Interface)+len(f.history)+sumSize)}
+	e.byte(recordSealed)
 	var flags byte
 	if m.QoS == domain.EOIO {
 		flags |= msgEOIO
@@ -226,7 +232,7 @@ func encodeMessage(m *domain.Message, sharedPayload bool) ([]byte, error) {
 		}
 		flags |= msgParent
 	}
-	if sharedPayload {
+	if f.shared {
 		flags |= msgSharedPayload
 	}
 	checked := m.Checks > 0 || m.LastCheckAt != nil || m.LastAnswer != "" || m.Stuck
@@ -239,6 +245,12 @@ func encodeMessage(m *domain.Message, sharedPayload bool) ([]byte, error) {
 	}
 	if m.InboundQueue != "" {
 		tail |= tailInbound
+	}
+	if f.legacyPayload {
+		tail |= tailLegacyPayload
+	}
+	if f.history != nil {
+		tail |= tailHistory
 	}
 	if tail != 0 {
 		flags |= msgTail
@@ -294,7 +306,8 @@ func encodeMessage(m *domain.Message, sharedPayload bool) ([]byte, error) {
 			e.str(m.InboundQueue)
 		}
 	}
-	return e.b, nil
+	e.raw(f.history)
+	return seal(key[:], e.b), nil
 }
 
 // encodeCheck appends the check-back's fields of m.
@@ -326,29 +339,61 @@ func decodeCheck(d *decoder, m *domain.Message) {
 	m.LastAnswer = d.str()
 }
 
+// form is how a message's record keeps what lies beside it.
+type form struct {
+	// shared marks a routed outbound message whose payload is its
+	// parent's.
+	shared bool
+	// legacyPayload marks a payload stored unsealed, by a store of layout
+	// version 2.
+	legacyPayload bool
+	// history holds the encoded entries of the message's history, which
+	// follow its record; nil when they are in the history bucket (a
+	// record of layout version 2 not rewritten since). Read from a
+	// transaction's pages, it is valid only during the transaction.
+	history []byte
+}
+
 // storedMessage is a decoded message with what the store keeps beside it.
 type storedMessage struct {
 	*domain.Message
-	sharedPayload bool
-	parent        uuid.UUID // the parent's id, as a key
+	form
+	parent uuid.UUID // the parent's id, as a key
 }
 
 // payloadKey is the key of the message's payload: its own id, or its
 // parent's for a routed outbound message.
 func (s storedMessage) payloadKey(id uuid.UUID) uuid.UUID {
-	if s.sharedPayload {
+	if s.shared {
 		return s.parent
 	}
 	return id
 }
 
-// decodeMessage decodes the message stored under key k into new memory.
-func decodeMessage(k, v []byte) (storedMessage, error) {
-	d := decoder{b: v}
-	if d.byte() != recordV1 && d.err == nil {
-		return storedMessage{}, corrupt("decode message %x: unknown record encoding %d", k, v[0])
+// decodeMessage decodes the message stored under key k into new memory,
+// checking its seal; legacy accepts an unsealed record of layout version 2.
+func decodeMessage(k, v []byte, legacy bool) (storedMessage, error) {
+	if len(k) != 16 {
+		return storedMessage{}, corrupt("the messages bucket holds a key of %d bytes, %x, not a message id", len(k), k)
 	}
-	m := &domain.Message{ID: idString(k)}
+	d := decoder{b: v}
+	id := idString(k)
+	old := false
+	switch {
+	case len(v) > 0 && v[0] == recordSealed:
+		body, ok := unseal(k, v)
+		if !ok {
+			return storedMessage{}, corrupt("message %s: its record does not match its checksum", id)
+		}
+		d.b = body[1:]
+	case len(v) > 0 && v[0] == recordV1 && legacy:
+		d.b, old = v[1:], true
+	case len(v) == 0:
+		return storedMessage{}, corrupt("message %s: its record is empty", id)
+	default:
+		return storedMessage{}, corrupt("message %s: its record starts with %#x, which this store does not write", id, v[0])
+	}
+	m := &domain.Message{ID: id}
 	flags := d.byte()
 	m.QoS, m.Stage = domain.EO, domain.Inbound
 	if flags&msgEOIO != 0 {
@@ -403,6 +448,7 @@ func decodeMessage(k, v []byte) (storedMessage, error) {
 	if flags&msgChecked != 0 {
 		decodeCheck(&d, m)
 	}
+	f := form{shared: flags&msgSharedPayload != 0, legacyPayload: old}
 	if flags&msgTail != 0 {
 		tail := d.byte()
 		if tail&tailKey != 0 {
@@ -411,11 +457,22 @@ func decodeMessage(k, v []byte) (storedMessage, error) {
 		if tail&tailInbound != 0 {
 			m.InboundQueue = d.str()
 		}
+		f.legacyPayload = f.legacyPayload || tail&tailLegacyPayload != 0
+		if tail&tailHistory != 0 {
+			f.history = d.b
+			if len(f.history) == 0 && d.err == nil {
+				d.fail(errors.New("its history is empty"))
+			}
+			d.b = nil
+		}
+	}
+	if d.err == nil && len(d.b) > 0 {
+		d.fail(fmt.Errorf("%d bytes follow the record", len(d.b)))
 	}
 	if d.err != nil {
-		return storedMessage{}, corrupt("decode message %s: %v", m.ID, d.err)
+		return storedMessage{}, corrupt("message %s: decode its record: %v", m.ID, d.err)
 	}
-	return storedMessage{Message: m, sharedPayload: flags&msgSharedPayload != 0, parent: parent}, nil
+	return storedMessage{Message: m, form: f, parent: parent}, nil
 }
 
 // appendHistoryEntry appends one encoded history entry to a message's history.
@@ -434,7 +491,23 @@ func appendHistoryEntry(b []byte, h domain.HistoryEntry) ([]byte, error) {
 	return e.b, nil
 }
 
-// decodeHistory decodes a message's whole history, oldest first.
+// historyEntries returns the encoded entries of the history stored under
+// key (a message's id) in the history bucket, where layout version 2 kept
+// histories, unsealed; a record of version 3 holds its history, sealed
+// with it. A record that keeps no history of its own has one there: a
+// missing one is damage.
+func historyEntries(key, v []byte, legacy bool) ([]byte, error) {
+	switch {
+	case v == nil:
+		return nil, corrupt("message %s: its history is missing", idString(key))
+	case legacy && len(v) > 0 && v[0] >= 0x80:
+		return v, nil
+	}
+	return nil, corrupt("message %s: its history is not in a form this store writes", idString(key))
+}
+
+// decodeHistory decodes a message's whole history, oldest first, from its
+// encoded entries (historyEntries).
 func decodeHistory(v []byte) ([]domain.HistoryEntry, error) {
 	d := decoder{b: v}
 	var out []domain.HistoryEntry
@@ -450,10 +523,10 @@ func decodeHistory(v []byte) ([]domain.HistoryEntry, error) {
 }
 
 // encodeQueue encodes a queue record without its name (the key) and epoch
-// (the store's).
+// (the store's), sealed under its name.
 func encodeQueue(q *store.QueueRecord) []byte {
-	e := encoder{b: make([]byte, 0, 32+len(q.Receiver))}
-	e.byte(recordV1)
+	e := encoder{b: make([]byte, 0, 32+len(q.Receiver)+sumSize)}
+	e.byte(recordSealed)
 	var flags byte
 	if q.QoS == domain.EOIO {
 		flags |= queueEOIO
@@ -474,13 +547,24 @@ func encodeQueue(q *store.QueueRecord) []byte {
 	}
 	// Added after the counts, so that older records decode with none.
 	e.uvarint(uint64(q.Stuck))
-	return e.b
+	return seal([]byte(q.Name), e.b)
 }
 
-func decodeQueue(name string, v []byte) (*store.QueueRecord, error) {
+// decodeQueue decodes the record of queue name, checking its seal; legacy
+// accepts an unsealed record of layout version 2.
+func decodeQueue(name string, v []byte, legacy bool) (*store.QueueRecord, error) {
 	d := decoder{b: v}
-	if d.byte() != recordV1 && d.err == nil {
-		return nil, corrupt("decode queue %q: unknown record encoding %d", name, v[0])
+	switch {
+	case len(v) > 0 && v[0] == recordSealed:
+		body, ok := unseal([]byte(name), v)
+		if !ok {
+			return nil, corrupt("queue %q: its record does not match its checksum", name)
+		}
+		d.b = body[1:]
+	case len(v) > 0 && v[0] == recordV1 && legacy:
+		d.b = v[1:]
+	default:
+		return nil, corrupt("queue %q: its record is not in a form this store writes", name)
 	}
 	q := &store.QueueRecord{Name: name, QoS: domain.EO, Stage: domain.Inbound, Counts: map[domain.Status]int64{}}
 	flags := d.byte()
@@ -502,6 +586,9 @@ func decodeQueue(name string, v []byte) (*store.QueueRecord, error) {
 	}
 	if len(d.b) > 0 {
 		q.Stuck = int64(d.uvarint())
+	}
+	if d.err == nil && len(d.b) > 0 {
+		d.fail(fmt.Errorf("%d bytes follow the record", len(d.b)))
 	}
 	if d.err != nil {
 		return nil, corrupt("decode queue %q: %v", name, d.err)

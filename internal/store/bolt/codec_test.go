@@ -32,10 +32,10 @@ func TestStoredStatusCodesArePinned(t *testing.T) {
 func TestSharedPayloadWithoutParentIsRefused(t *testing.T) {
 	t.Parallel()
 	m := &domain.Message{ID: domain.NewID(), QoS: domain.EO, Stage: domain.Outbound, Status: domain.StatusTBDL, Queue: "XBTO2107"}
-	v, err := encodeMessage(m, true)
-	require.NoError(t, err)
 	key, err := parseID(m.ID)
 	require.NoError(t, err)
-	_, err = decodeMessage(key[:], v)
+	v, err := encodeMessage(key, m, form{shared: true})
+	require.NoError(t, err)
+	_, err = decodeMessage(key[:], v, false)
 	require.ErrorContains(t, err, "names no parent")
 }

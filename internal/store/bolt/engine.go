@@ -48,7 +48,7 @@ func (s *Store) Join(ctx context.Context, p store.JoinParams) (*store.Joined, er
 	var out *store.Joined
 	err := s.write(ctx, func(t *txn) error {
 		epoch := t.epoch() + 1
-		if err := t.bucket(bucketMeta).Put([]byte(keyEpoch), binary.BigEndian.AppendUint64(nil, epoch)); err != nil {
+		if err := t.bucket(bucketMeta).Put([]byte(keyEpoch), seal([]byte(keyEpoch), binary.BigEndian.AppendUint64(nil, epoch))); err != nil {
 			return fmt.Errorf("join: store the epoch: %w", err)
 		}
 		t.epochValue = epoch

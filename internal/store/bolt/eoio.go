@@ -20,7 +20,11 @@ func (t *txn) EOIO() (domain.EOIOSwitch, error) {
 	}
 	s := domain.DefaultEOIO
 	if v := t.bucket(bucketMeta).Get([]byte(keyEOIO)); v != nil {
-		if err := json.Unmarshal(v, &s); err != nil {
+		doc, ok := sealedJSON([]byte(keyEOIO), v, t.legacy)
+		if !ok {
+			return s, corrupt("the EOIO switch state does not match its checksum")
+		}
+		if err := json.Unmarshal(doc, &s); err != nil {
 			return s, fmt.Errorf("the EOIO switch state is unreadable: %w", err)
 		}
 	}
@@ -35,7 +39,7 @@ func (t *txn) SetEOIO(s domain.EOIOSwitch) error {
 	if err != nil {
 		return err
 	}
-	if err := t.bucket(bucketMeta).Put([]byte(keyEOIO), v); err != nil {
+	if err := t.bucket(bucketMeta).Put([]byte(keyEOIO), sealJSON([]byte(keyEOIO), v)); err != nil {
 		return fmt.Errorf("store the EOIO switch state: %w", err)
 	}
 	t.eoio = &s

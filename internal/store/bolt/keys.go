@@ -3,6 +3,8 @@ package bolt
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -73,9 +75,22 @@ func parseID(id string) (uuid.UUID, error) {
 	return u, nil
 }
 
-// idString is the inverse of parseID.
+// idString is the inverse of parseID. A key that is not 16 bytes long
+// (only damage makes one) is shown in hex.
 func idString(k []byte) string {
+	if len(k) != 16 {
+		return fmt.Sprintf("%x", k)
+	}
 	return uuid.UUID(k).String()
+}
+
+// storedID returns the message id an index entry holds (what, in its
+// error): 16 bytes, or damage.
+func storedID(b []byte, what string) (uuid.UUID, error) {
+	if len(b) != 16 {
+		return uuid.UUID{}, corrupt("%s holds %x, not a message id", what, b)
+	}
+	return uuid.UUID(b), nil
 }
 
 // sep ends a name inside a composite key. Names cannot contain it, so a
@@ -117,9 +132,57 @@ func stagePrefix(stage domain.Stage) []byte {
 }
 
 // statusKey is status(1) id(16): the messages of a status in id order.
+// The status byte is the status's place in indexOrder, so that the runs a
+// delivery moves a message through — TBDL, DLNG, DLVD — are neighbours:
+// the entries one step adds and removes (k+1 leaves TBDL's first place
+// for DLNG, k leaves DLNG for DLVD's last place) share a page.
 func statusKey(s domain.Status, id uuid.UUID) []byte {
-	c, _ := statusCode(s)
-	return append([]byte{c}, id[:]...)
+	return append([]byte{indexCode(s)}, id[:]...)
+}
+
+// indexOrder is the order of the status index's runs (layout version 3).
+// It is the file format — never reorder it; a new status goes at the end.
+var indexOrder = [...]domain.Status{
+	domain.StatusPEND, domain.StatusFAIL, domain.StatusNDLV, domain.StatusHOLD,
+	domain.StatusDLVD, domain.StatusDLNG, domain.StatusTBDL, domain.StatusWAIT,
+}
+
+// indexBase is the status byte of indexOrder's first status; the bytes of
+// layout version 2 (storedStatuses' order, from 0) are below it, so an
+// entry of one layout is never read as one of the other.
+const indexBase = 0x10
+
+func indexCode(s domain.Status) byte {
+	return indexBase + byte(slices.Index(indexOrder[:], s))
+}
+
+// statusOfIndex is the inverse of indexCode; ok is false for a byte that
+// is no status's.
+func statusOfIndex(c byte) (domain.Status, bool) {
+	if c < indexBase || int(c-indexBase) >= len(indexOrder) {
+		return "", false
+	}
+	return indexOrder[c-indexBase], true
+}
+
+// indexKey is the status index's key of a message in a store whose index
+// is in the order of layout version oldOrder ? 2 : 3 (a store of version 2
+// read without being upgraded keeps its index as it was).
+func indexKey(s domain.Status, id uuid.UUID, oldOrder bool) []byte {
+	if oldOrder {
+		c, _ := statusCode(s)
+		return append([]byte{c}, id[:]...)
+	}
+	return statusKey(s, id)
+}
+
+// indexStatus is the inverse of indexKey's first byte.
+func indexStatus(c byte, oldOrder bool) (domain.Status, bool) {
+	if oldOrder {
+		s, err := statusOf(c)
+		return s, err == nil && s != ""
+	}
+	return statusOfIndex(c)
 }
 
 // dueKey is be64(micros) id(16): WAIT messages by their next attempt.

@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"encoding/binary"
 	"slices"
 
 	"github.com/google/uuid"
@@ -43,17 +44,148 @@ func (t *txn) Messages(f store.MessageFilter, fn func(*domain.Message) error) er
 	if len(f.Statuses) > 0 {
 		return stopped(t.messagesByStatus(f.Statuses, after, f.Reverse, emit))
 	}
+	var last []byte
+	var n tally
 	decode := func(k, v []byte) error {
-		m, err := decodeMessage(k, v)
+		// A sound bucket hands out its keys in order, each once.
+		if last != nil && (bytes.Compare(k, last) <= 0) != f.Reverse {
+			return corrupt("the messages bucket lists %s after %s", idString(k), idString(last))
+		}
+		last = append(last[:0], k...)
+		m, err := decodeMessage(k, v, t.legacy)
 		if err != nil {
 			return err
 		}
+		n.add(m.Message)
 		return emit(m.Message)
 	}
+	var err error
 	if f.Reverse {
-		return stopped(t.walkBack(t.bucket(bucketMessages), after, decode))
+		err = t.walkBack(t.bucket(bucketMessages), after, decode)
+	} else {
+		err = t.walk(t.bucket(bucketMessages), nil, after, true, decode)
 	}
-	return stopped(t.walk(t.bucket(bucketMessages), nil, after, true, decode))
+	if err == nil && after == nil {
+		err = t.checkCount(nil, n)
+	}
+	return stopped(err)
+}
+
+// tally counts the messages a walk found, by status, and those that
+// passed through an inbound queue (which counts them DLVD as well).
+type tally struct {
+	by     map[domain.Status]int64
+	passed int64
+	// exactDLVD: the counts the walk is checked against are those of the
+	// DLVD messages, without those that passed through (keyPassed).
+	exactDLVD bool
+}
+
+func (n *tally) add(m *domain.Message) {
+	if n.by == nil {
+		n.by = map[domain.Status]int64{}
+	}
+	n.by[m.Status]++
+	if m.InboundQueue != "" {
+		n.passed++
+	}
+}
+
+// checkCounts compares the messages a whole walk found (found; with
+// statuses, only those statuses were walked) with what the queue records
+// count, in a read-only transaction (a writer may change them as it
+// walks): a damaged page can hide messages from a walk, and a list that
+// leaves them out is wrong data. An inbound queue counts the messages that
+// passed through it as DLVD: a walk of every message sees them (passed),
+// one of DLVD messages does not, and finds at most what the queues count.
+func checkCounts(counts map[domain.Status]int64, statuses []domain.Status, found tally, where string) error {
+	for _, s := range storedStatuses {
+		if len(statuses) > 0 && !slices.Contains(statuses, s) {
+			continue
+		}
+		got, want := found.by[s], counts[s]
+		switch {
+		case s == domain.StatusDLVD && len(statuses) == 0:
+			got += found.passed
+		case s == domain.StatusDLVD && !found.exactDLVD:
+			if got <= want {
+				continue
+			}
+		}
+		if got != want {
+			return corrupt("%s: %d messages %s found, %d counted", where, got, s, want)
+		}
+	}
+	return nil
+}
+
+// checkCount checks a whole walk of the store's messages (checkCounts).
+func (t *txn) checkCount(statuses []domain.Status, found tally) error {
+	if t.tx.Writable() {
+		return nil
+	}
+	want := map[domain.Status]int64{}
+	var passed int64
+	exact := true
+	err := t.Queues("", func(q *store.QueueRecord) error {
+		for s, n := range q.Counts {
+			want[s] += n
+		}
+		n, ok, err := t.passed(q.Name)
+		passed, exact = passed+n, exact && ok
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if exact && slices.Contains(statuses, domain.StatusDLVD) {
+		// The queues' DLVD counts less what passed through: the DLVD
+		// messages themselves, exactly.
+		want[domain.StatusDLVD] -= passed
+		found.exactDLVD = true
+	}
+	return checkCounts(want, statuses, found, "the store's messages")
+}
+
+// keyPassed starts the meta keys that count, per inbound queue, the
+// messages that routing moved on from it and that are kept (§3): they are
+// counted DLVD in their inbound queue, and are not DLVD messages of it.
+const keyPassed = "passed\x00"
+
+// passed returns how many of the messages an inbound queue counts DLVD
+// passed through it; ok is false in a store of layout version 2, which did
+// not count them.
+func (t *txn) passed(queue string) (n int64, ok bool, err error) {
+	if t.legacy {
+		return 0, false, nil
+	}
+	k := []byte(keyPassed + queue)
+	v := t.bucket(bucketMeta).Get(k)
+	if v == nil {
+		return 0, true, nil
+	}
+	body, sound := sealedFixed(k, v, 8, false)
+	if !sound {
+		return 0, false, corrupt("queue %s: the count of the messages that passed through it does not match its checksum", queue)
+	}
+	return int64(binary.BigEndian.Uint64(body)), true, nil
+}
+
+// addPassed adds n to the messages counted as passed through an inbound
+// queue (keyPassed).
+func (t *txn) addPassed(queue string, n int64) error {
+	if t.legacy {
+		return nil // not counted: a store of layout version 2 did not
+	}
+	cur, _, err := t.passed(queue)
+	if err != nil {
+		return err
+	}
+	k := []byte(keyPassed + queue)
+	if cur+n <= 0 {
+		return t.bucket(bucketMeta).Delete(k)
+	}
+	return t.bucket(bucketMeta).Put(k, seal(k, binary.BigEndian.AppendUint64(nil, uint64(cur+n))))
 }
 
 // walkBack calls fn with each key and value of b below before (every one
@@ -146,7 +278,7 @@ func (t *txn) messagesByStatus(statuses []domain.Status, after []byte, reverse b
 	idx := t.bucket(bucketStatus)
 	var runs []*statusRun
 	for _, s := range statuses {
-		prefix := statusKey(s, uuid.UUID{})[:1]
+		prefix := indexKey(s, uuid.UUID{}, t.oldOrder)[:1]
 		if slices.ContainsFunc(runs, func(r *statusRun) bool { return bytes.Equal(r.prefix, prefix) }) {
 			continue
 		}
@@ -163,6 +295,7 @@ func (t *txn) messagesByStatus(statuses []domain.Status, after []byte, reverse b
 	if reverse {
 		order = -1 // the largest
 	}
+	var found tally
 	for {
 		var first *statusRun
 		for _, r := range runs {
@@ -171,13 +304,24 @@ func (t *txn) messagesByStatus(statuses []domain.Status, after []byte, reverse b
 			}
 		}
 		if first == nil {
-			return nil
+			if after != nil {
+				return nil
+			}
+			return t.checkCount(statuses, found)
 		}
 		id := first.id
-		m, err := t.stored(uuid.UUID(id))
+		key, err := storedID(id, "an entry of the status index")
 		if err != nil {
-			return corrupt("status index names a missing message: %v", err)
+			return err
 		}
+		m, err := t.stored(key)
+		if err != nil {
+			return indexMiss("an entry of the status index", err)
+		}
+		if s, _ := indexStatus(first.prefix[0], t.oldOrder); s != m.Status {
+			return corrupt("the status index lists message %s as %s, its record says %s", m.ID, s, m.Status)
+		}
+		found.add(m.Message)
 		if err := fn(m.Message); err != nil {
 			return err
 		}

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
+	bbolt "go.etcd.io/bbolt"
 
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/store"
@@ -23,8 +25,19 @@ func (t *txn) Message(id string) (*domain.Message, error) {
 // MessageByKey returns the message sender sent with an idempotency key.
 func (t *txn) MessageByKey(sender, key string) (*domain.Message, error) {
 	if b := t.bucket(bucketKeys); b != nil && key != "" {
-		if id := b.Get(keyOf(key, sender)); len(id) == 16 {
-			m, err := t.stored(uuid.UUID(id))
+		if v := b.Get(keyOf(key, sender)); v != nil {
+			id, err := storedID(v, fmt.Sprintf("the entry of key %q of sender %s", key, sender))
+			if err != nil {
+				return nil, err
+			}
+			m, err := t.stored(id)
+			if err != nil {
+				return nil, indexMiss("the entry of key "+strconv.Quote(key), err)
+			}
+			if m.Key != key || m.Sender != sender {
+				return nil, corrupt("the entry of key %q of sender %s names message %s, whose key is %q of sender %s",
+					key, sender, m.ID, m.Key, m.Sender)
+			}
 			return m.Message, err
 		}
 	}
@@ -50,10 +63,17 @@ func (t *txn) keyed(key string, after []byte, reverse bool, fn func(*domain.Mess
 	if reverse {
 		slices.Reverse(ids)
 	}
-	for _, id := range ids {
-		m, err := t.stored(uuid.UUID(id))
+	for _, v := range ids {
+		id, err := storedID(v, fmt.Sprintf("an entry of key %q", key))
 		if err != nil {
 			return err
+		}
+		m, err := t.stored(id)
+		if err != nil {
+			return indexMiss("an entry of key "+strconv.Quote(key), err)
+		}
+		if m.Key != key {
+			return corrupt("an entry of key %q names message %s, whose key is %q", key, m.ID, m.Key)
 		}
 		if err := fn(m.Message); err != nil {
 			return err
@@ -73,13 +93,48 @@ func (t *txn) lookup(id string) (storedMessage, uuid.UUID, error) {
 	return m, key, err
 }
 
-// stored reads the message under key.
+// stored reads the message under key. A message the bucket's pages do not
+// lead to, though it is there, or whose history or status the store still
+// holds, is damage, not a message not found.
 func (t *txn) stored(key uuid.UUID) (storedMessage, error) {
-	v := t.bucket(bucketMessages).Get(key[:])
+	b := t.bucket(bucketMessages)
+	v := b.Get(key[:])
 	if v == nil {
+		if err := t.missing(b, key); err != nil {
+			return storedMessage{}, err
+		}
 		return storedMessage{}, domain.NotFoundf("message %s does not exist", key)
 	}
-	return decodeMessage(key[:], v)
+	return decodeMessage(key[:], v, t.legacy)
+}
+
+// missing checks that a message the messages bucket b does not hold is
+// gone: nothing else the store keeps of a message names it. It costs a few
+// lookups, only when a message is not found.
+func (t *txn) missing(b *bbolt.Bucket, key uuid.UUID) error {
+	if !absentSound(b, key[:]) {
+		return corrupt("message %s: the pages of the messages bucket do not lead to its record", key)
+	}
+	if t.bucket(bucketHistory).Get(key[:]) != nil {
+		return corrupt("message %s: its record is missing, its history is there", key)
+	}
+	idx := t.bucket(bucketStatus)
+	for _, s := range storedStatuses {
+		if idx.Get(indexKey(s, key, t.oldOrder)) != nil {
+			return corrupt("message %s: its record is missing, the status index lists it as %s", key, s)
+		}
+	}
+	return nil
+}
+
+// indexMiss is the error of an index entry (what) that names a message
+// that cannot be read: damage, whether the message is missing or its
+// record is damaged.
+func indexMiss(what string, err error) error {
+	if errors.Is(err, errRecord) {
+		return err
+	}
+	return corrupt("%s names a missing message: %v", what, err)
 }
 
 // Payload returns a copy of the message's payload.
@@ -88,21 +143,80 @@ func (t *txn) Payload(id string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return t.payload(m, key)
+}
+
+// payload returns a copy of the payload of a message read as m, checked
+// against its seal and the size its record gives.
+func (t *txn) payload(m storedMessage, key uuid.UUID) ([]byte, error) {
 	pk := m.payloadKey(key)
-	return append([]byte{}, t.bucket(bucketPayloads).Get(pk[:])...), nil
+	v := t.bucket(bucketPayloads).Get(pk[:])
+	if v == nil {
+		if m.Size == 0 {
+			return []byte{}, nil
+		}
+		return nil, corrupt("message %s: its payload (%d bytes) is missing", m.ID, m.Size)
+	}
+	body := v
+	if !m.legacyPayload || !t.legacy {
+		var ok bool
+		if body, ok = unseal(pk[:], v); !ok {
+			return nil, corrupt("message %s: its payload does not match its checksum", m.ID)
+		}
+	}
+	if int64(len(body)) != m.Size {
+		return nil, corrupt("message %s: its payload is %d bytes, its record says %d", m.ID, len(body), m.Size)
+	}
+	return bytes.Clone(body), nil
 }
 
 // History returns the message's status changes, oldest first.
 func (t *txn) History(id string) ([]domain.HistoryEntry, error) {
-	_, key, err := t.lookup(id)
+	m, key, err := t.lookup(id)
 	if err != nil {
 		return nil, err
 	}
-	h, err := decodeHistory(t.bucket(bucketHistory).Get(key[:]))
+	entries := m.history
+	if entries == nil {
+		if entries, err = historyEntries(key[:], t.bucket(bucketHistory).Get(key[:]), t.legacy); err != nil {
+			return nil, err
+		}
+	}
+	h, err := decodeHistory(entries)
 	if err != nil {
 		return nil, fmt.Errorf("message %s: %w", id, err)
 	}
 	return h, nil
+}
+
+// historyOf returns a copy of the encoded entries of the history of a
+// message read as cur, checked, with room for a few more.
+func (t *txn) historyOf(key uuid.UUID, cur storedMessage) ([]byte, error) {
+	entries := cur.history
+	if entries == nil {
+		var err error
+		if entries, err = historyEntries(key[:], t.bucket(bucketHistory).Get(key[:]), t.legacy); err != nil {
+			return nil, err
+		}
+	}
+	return append(make([]byte, 0, len(entries)+128), entries...), nil
+}
+
+// putWithHistory stores a message read as cur, now next, with its history
+// entries after its record; a history the history bucket held (layout
+// version 2) leaves it.
+func (t *txn) putWithHistory(key uuid.UUID, cur storedMessage, next *domain.Message, entries []byte) error {
+	f := cur.form
+	f.history = entries
+	if err := t.putMessage(key, next, f); err != nil {
+		return err
+	}
+	if cur.history == nil {
+		if err := t.bucket(bucketHistory).Delete(key[:]); err != nil {
+			return fmt.Errorf("message %s: delete its old history: %w", key, err)
+		}
+	}
+	return nil
 }
 
 // Insert stores a new message with its own payload. It sets m.Size and m.Seq
@@ -110,13 +224,14 @@ func (t *txn) History(id string) ([]domain.HistoryEntry, error) {
 // they are stored.
 func (t *txn) Insert(m *domain.Message, payload []byte, h domain.HistoryEntry) error {
 	m.Size = int64(len(payload))
-	key, err := t.insert(m, h, false)
+	key, err := t.insert(m, h, false, false)
 	if err != nil || len(payload) == 0 {
 		return err
 	}
 	// bbolt keeps a reference to a value until commit: the payload is
-	// copied so the caller may reuse its buffer.
-	if err := t.bucket(bucketPayloads).Put(key[:], bytes.Clone(payload)); err != nil {
+	// copied, sealed, so the caller may reuse its buffer.
+	v := seal(key[:], append(make([]byte, 0, len(payload)+sumSize), payload...))
+	if err := t.bucket(bucketPayloads).Put(key[:], v); err != nil {
 		return fmt.Errorf("message %s: store payload: %w", m.ID, err)
 	}
 	return nil
@@ -125,14 +240,15 @@ func (t *txn) Insert(m *domain.Message, payload []byte, h domain.HistoryEntry) e
 // insertShared stores a routed outbound message that shares its parent's
 // payload (m.ParentID, m.Size set by the caller); the caller counts the
 // references (addPayloadRefs), once for all of a parent's messages.
-func (t *txn) insertShared(m *domain.Message, h domain.HistoryEntry) error {
-	_, err := t.insert(m, h, true)
+// legacyPayload says the parent's payload is unsealed.
+func (t *txn) insertShared(m *domain.Message, h domain.HistoryEntry, legacyPayload bool) error {
+	_, err := t.insert(m, h, true, legacyPayload)
 	return err
 }
 
 // insert stores a new message record, its first history entry, its index
 // entries and counts.
-func (t *txn) insert(m *domain.Message, h domain.HistoryEntry, shared bool) (uuid.UUID, error) {
+func (t *txn) insert(m *domain.Message, h domain.HistoryEntry, shared, legacyPayload bool) (uuid.UUID, error) {
 	if err := checkNew(m); err != nil {
 		return uuid.UUID{}, err
 	}
@@ -178,15 +294,12 @@ func (t *txn) insert(m *domain.Message, h domain.HistoryEntry, shared bool) (uui
 	}
 	m.CreatedAt, m.UpdatedAt = m.CreatedAt.UTC().Truncate(time.Microsecond), m.UpdatedAt.UTC().Truncate(time.Microsecond)
 	storedTimes(m)
-	if err := t.putMessage(key, m, shared); err != nil {
-		return key, err
-	}
 	entry, err := appendHistoryEntry(nil, h) // a new message has no history yet
 	if err != nil {
 		return key, fmt.Errorf("message %s: encode history: %w", m.ID, err)
 	}
-	if err := t.bucket(bucketHistory).Put(key[:], entry); err != nil {
-		return key, fmt.Errorf("message %s: store history: %w", m.ID, err)
+	if err := t.putMessage(key, m, form{shared: shared, legacyPayload: legacyPayload, history: entry}); err != nil {
+		return key, err
 	}
 	if err := t.reindex(key, nil, m); err != nil {
 		return key, err
@@ -261,8 +374,10 @@ func (t *txn) move(key uuid.UUID, cur storedMessage, update func(*domain.Message
 		}
 	}
 	storedTimes(next)
-	hist := t.bucket(bucketHistory)
-	entries := bytes.Clone(hist.Get(key[:]))
+	entries, err := t.historyOf(key, cur)
+	if err != nil {
+		return nil, err
+	}
 	from := cur.Status
 	for _, st := range steps {
 		h := st.h
@@ -281,11 +396,8 @@ func (t *txn) move(key uuid.UUID, cur storedMessage, update func(*domain.Message
 		q.LastSeq++
 		next.Seq = q.LastSeq
 	}
-	if err := t.putMessage(key, next, cur.sharedPayload); err != nil {
+	if err := t.putWithHistory(key, cur, next, entries); err != nil {
 		return nil, err
-	}
-	if err := hist.Put(key[:], entries); err != nil {
-		return nil, fmt.Errorf("message %s: store history: %w", cur.ID, err)
 	}
 	if err := t.reindex(key, cur.Message, next); err != nil {
 		return nil, err
@@ -342,6 +454,9 @@ func (t *txn) Delete(id string) error {
 		// The inbound queue it passed through counts it no more.
 		if in, err := t.queue(m.InboundQueue); err == nil {
 			store.CountPassedThrough(in, -1)
+			if err := t.addPassed(in.Name, -1); err != nil {
+				return err
+			}
 			if err := t.putQueue(in); err != nil {
 				return err
 			}
@@ -361,9 +476,10 @@ func (t *txn) addPayloadRefs(key uuid.UUID, n int) error {
 	refs := t.bucket(bucketPayloadRefs)
 	count := 1
 	if v := refs.Get(key[:]); v != nil {
-		c, k := binary.Uvarint(v)
-		if k <= 0 {
-			return fmt.Errorf("payload %s: unreadable reference count", key)
+		body, ok := sealedRefs(key[:], v, t.legacy)
+		c, k := binary.Uvarint(body)
+		if !ok || k <= 0 || k != len(body) {
+			return corrupt("payload %s: its reference count is damaged", key)
 		}
 		count = int(c)
 	}
@@ -377,11 +493,22 @@ func (t *txn) addPayloadRefs(key uuid.UUID, n int) error {
 	case count == 1:
 		return refs.Delete(key[:])
 	}
-	return refs.Put(key[:], binary.AppendUvarint(nil, uint64(count)))
+	return refs.Put(key[:], seal(key[:], binary.AppendUvarint(nil, uint64(count))))
 }
 
-func (t *txn) putMessage(key uuid.UUID, m *domain.Message, shared bool) error {
-	v, err := encodeMessage(m, shared)
+// sealedRefs returns the uvarint of a reference count: sealed (five bytes
+// or more), or (legacy) as layout version 2 stored it, unsealed: fewer
+// than five bytes for any count below 2^28.
+func sealedRefs(key, v []byte, legacy bool) ([]byte, bool) {
+	if len(v) < 1+sumSize {
+		return v, legacy
+	}
+	return unseal(key, v)
+}
+
+// putMessage stores a message's record, in form f (encodeMessage).
+func (t *txn) putMessage(key uuid.UUID, m *domain.Message, f form) error {
+	v, err := encodeMessage(key, m, f)
 	if err != nil {
 		return fmt.Errorf("message %s: encode: %w", m.ID, err)
 	}
@@ -412,7 +539,8 @@ func indexEntries(key uuid.UUID, m *domain.Message) []indexEntry {
 	if m == nil {
 		return nil
 	}
-	out := []indexEntry{{bucketStatus, statusKey(m.Status, key), nil}}
+	out := make([]indexEntry, 1, 6)
+	out[0] = indexEntry{bucketStatus, statusKey(m.Status, key), nil}
 	if m.Seq > 0 {
 		sk := seqKey(m.Queue, m.Seq)
 		out = append(out, indexEntry{bucketQueueAll, sk, key[:]})

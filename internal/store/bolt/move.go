@@ -1,7 +1,6 @@
 package bolt
 
 import (
-	"bytes"
 	"fmt"
 	"time"
 
@@ -52,15 +51,14 @@ func (t *txn) Move(p store.MoveParams) (*domain.Message, error) {
 		to.LastSeq++
 		next.Seq = to.LastSeq
 	}
-	hist := t.bucket(bucketHistory)
-	entries, err := appendHistoryEntry(bytes.Clone(hist.Get(key[:])), h)
+	entries, err := t.historyOf(key, cur)
 	if err != nil {
+		return nil, err
+	}
+	if entries, err = appendHistoryEntry(entries, h); err != nil {
 		return nil, fmt.Errorf("message %s: encode history: %w", p.ID, err)
 	}
-	if err := hist.Put(key[:], entries); err != nil {
-		return nil, fmt.Errorf("message %s: store history: %w", p.ID, err)
-	}
-	if err := t.putMessage(key, next, cur.sharedPayload); err != nil {
+	if err := t.putWithHistory(key, cur, next, entries); err != nil {
 		return nil, err
 	}
 	if err := t.reindex(key, cur.Message, next); err != nil {

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/google/uuid"
 	bbolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
@@ -41,12 +43,20 @@ var ErrNotStore = errors.New("not a queuectl store")
 
 // The meta bucket marks a file as a queuectl store.
 const (
-	formatMarker  = "queuectl"
-	layoutVersion = 2
-	keyFormat     = "format"
-	keyVersion    = "version"
+	formatMarker = "queuectl"
+	// layoutVersion 3 seals every value (seal.go); a store of version 2,
+	// whose values are unsealed, is read as it is and becomes version 3
+	// with keyUnsealed at its first read-write open.
+	layoutVersion = 3
+	// unsealedVersion is the layout version before sealing.
+	unsealedVersion = 2
+	keyFormat       = "format"
+	keyVersion      = "version"
 	// keyEpoch holds the lease epoch (EngineStore.Join).
 	keyEpoch = "epoch"
+	// keyUnsealed, present, says the store was written at layout version
+	// 2: it may hold unsealed values, accepted until rewritten.
+	keyUnsealed = "unsealed"
 )
 
 // inUseHint tells the user what to do about a locked store.
@@ -75,34 +85,35 @@ func notStore(path, format string, args ...any) error {
 // panic or a memory fault, and a read-write open already reads the
 // freelist, wherever the meta page says it is. So an existing file is first
 // opened read-only, which reads only the meta pages, and inspected; only a
-// sound store is then opened for writing.
-func openFile(path string, opts Options) (*bbolt.DB, error) {
+// sound store is then opened for writing. st says what the store may hold
+// of an older layout.
+func openFile(path string, opts Options) (db *bbolt.DB, st inspected, err error) {
 	if !opts.ReadOnly && opts.MakeDirs {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return nil, fmt.Errorf("create the directory of store %s: %w", path, err)
+			return nil, st, fmt.Errorf("create the directory of store %s: %w", path, err)
 		}
 	}
 	if !opts.ReadOnly {
 		if _, err := os.Stat(filepath.Dir(path)); errors.Is(err, fs.ErrNotExist) {
-			return nil, &noDirError{dir: filepath.Dir(path), path: path}
+			return nil, st, &noDirError{dir: filepath.Dir(path), path: path}
 		}
 	}
 	size, err := checkSize(path, opts.ReadOnly)
 	if err != nil {
-		return nil, err
+		return nil, st, err
 	}
 	if size > 0 {
 		db, err := openBolt(path, opts.Timeout, true, opts.NoSync)
 		if err != nil {
-			return nil, err
+			return nil, st, err
 		}
-		complete, err := inspect(db, path)
+		st, err := inspect(db, path)
 		if err == nil && size <= verifyLimit {
 			err = verify(db, path)
 		}
 		if err == nil && opts.ReadOnly {
-			if complete {
-				return db, nil
+			if st.complete {
+				return db, st, nil
 			}
 			err = notStore(path, "it has not been initialised; open it once without read-only")
 		}
@@ -110,18 +121,18 @@ func openFile(path string, opts Options) (*bbolt.DB, error) {
 			err = closeErr
 		}
 		if err != nil {
-			return nil, err
+			return nil, st, err
 		}
 	}
-	db, err := openBolt(path, opts.Timeout, false, opts.NoSync)
+	db, err = openBolt(path, opts.Timeout, false, opts.NoSync)
 	if err != nil {
-		return nil, err
+		return nil, st, err
 	}
-	if err := initialise(db, path); err != nil {
+	if st, err = initialise(db, path); err != nil {
 		_ = db.Close()
-		return nil, err
+		return nil, st, err
 	}
-	return db, nil
+	return db, st, nil
 }
 
 // openBolt opens the file with bbolt and translates its failures into
@@ -176,18 +187,32 @@ func checkSize(path string, readOnly bool) (int64, error) {
 	return info.Size(), nil
 }
 
+// inspected is what inspect found.
+type inspected struct {
+	// complete: the store has every bucket.
+	complete bool
+	// version is the layout version, 0 for an empty bbolt file.
+	version uint32
+	// legacy: the store may hold unsealed values.
+	legacy bool
+}
+
+// oldOrder says the status index is in the order of layout version 2.
+func (st inspected) oldOrder() bool { return st.version == unsealedVersion }
+
 // inspect checks that db is a queuectl store of a layout this build reads,
-// or an empty bbolt file, and reports whether it has every bucket.
-func inspect(db *bbolt.DB, path string) (complete bool, err error) {
+// or an empty bbolt file, and reports whether it has every bucket and
+// whether it may hold unsealed values.
+func inspect(db *bbolt.DB, path string) (st inspected, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			complete, err = false, recovered(path, r)
+			st, err = inspected{}, recovered(path, r)
 		}
 	}()
 	info, err := os.Stat(path)
 	if err != nil {
-		return false, fmt.Errorf("open store %s: %w", path, err)
+		return st, fmt.Errorf("open store %s: %w", path, err)
 	}
 	err = db.View(func(tx *bbolt.Tx) error {
 		// A truncated file still has valid meta pages, but pages past its
@@ -202,9 +227,10 @@ func inspect(db *bbolt.DB, path string) (complete bool, err error) {
 			}
 			return nil
 		}
-		if err := checkMeta(path, meta); err != nil {
+		if st.version, err = checkMeta(path, meta); err != nil {
 			return err
 		}
+		st.legacy = st.version == unsealedVersion || meta.Get([]byte(keyUnsealed)) != nil
 		// A bucket no layout had is a damaged name: creating the
 		// "missing" one beside it would write to a damaged store.
 		known := bucketNames()
@@ -216,24 +242,27 @@ func inspect(db *bbolt.DB, path string) (complete bool, err error) {
 		}); err != nil {
 			return err
 		}
-		complete = true
+		st.complete = true
 		for _, name := range bucketNames() {
-			complete = complete && tx.Bucket([]byte(name)) != nil
+			st.complete = st.complete && tx.Bucket([]byte(name)) != nil
 		}
 		return nil
 	})
-	return complete, err
+	return st, err
 }
 
 // initialise creates what a read-write store lacks: everything for a new
-// file, the buckets a newer layout added for an older one. It writes only
-// when something is missing, so opening a store costs no commit.
-func initialise(db *bbolt.DB, path string) error {
-	complete, err := inspect(db, path)
-	if err != nil || complete {
-		return err
+// file, the buckets a newer layout added for an older one, the layout
+// version that seals values for a store of version 2 (which keeps its
+// unsealed values: keyUnsealed). It writes only when something is missing,
+// so opening a store costs no commit. legacy says the store may hold
+// unsealed values. A store of version 2 also gets its status index in the
+// order of version 3 (statusKey).
+func initialise(db *bbolt.DB, path string) (st inspected, err error) {
+	if st, err = inspect(db, path); err != nil || (st.complete && st.version == layoutVersion) {
+		return st, err
 	}
-	return update(db, path, func(tx *bbolt.Tx) error {
+	err = update(db, path, func(tx *bbolt.Tx) error {
 		noChecks := tx.Bucket([]byte(bucketChecks)) == nil
 		noCodes := tx.Bucket([]byte(bucketCodes)) == nil
 		for _, name := range bucketNames() {
@@ -243,6 +272,11 @@ func initialise(db *bbolt.DB, path string) error {
 		}
 		meta := tx.Bucket([]byte(bucketMeta))
 		if meta.Get([]byte(keyFormat)) != nil {
+			if st.version == unsealedVersion {
+				if err := reorderStatusIndex(tx); err != nil {
+					return fmt.Errorf("initialise store %s: %w", path, err)
+				}
+			}
 			if noChecks {
 				// A store from before the check-back (§9): its PEND
 				// messages wait for their first check.
@@ -253,9 +287,15 @@ func initialise(db *bbolt.DB, path string) error {
 			if noCodes {
 				// A store from before receiver codes (§3): its queues
 				// keep their names.
-				if err := adoptCodes(tx); err != nil {
+				if err := adoptCodes(tx, st.legacy); err != nil {
 					return fmt.Errorf("initialise store %s: %w", path, err)
 				}
+			}
+			if st.version == unsealedVersion {
+				if err := meta.Put([]byte(keyUnsealed), []byte{1}); err != nil {
+					return err
+				}
+				return meta.Put([]byte(keyVersion), binary.BigEndian.AppendUint32(nil, layoutVersion))
 			}
 			return nil
 		}
@@ -264,26 +304,41 @@ func initialise(db *bbolt.DB, path string) error {
 		}
 		return meta.Put([]byte(keyVersion), binary.BigEndian.AppendUint32(nil, layoutVersion))
 	})
+	if err == nil {
+		st.version, st.complete = layoutVersion, true
+	}
+	return st, err
 }
 
-// checkMeta accepts the meta bucket of a queuectl store this build can read.
-func checkMeta(path string, meta *bbolt.Bucket) error {
-	if string(meta.Get([]byte(keyFormat))) != formatMarker {
-		return notStore(path, "its meta bucket has no queuectl format marker")
+// reorderStatusIndex rewrites the status index of a store of layout
+// version 2 in the order of version 3 (statusKey): once, as the store is
+// upgraded, in the upgrade's transaction.
+func reorderStatusIndex(tx *bbolt.Tx) error {
+	old := tx.Bucket([]byte(bucketStatus))
+	var keys [][]byte
+	if err := old.ForEach(func(k, _ []byte) error {
+		s, ok := indexStatus(k[0], true)
+		if len(k) != 17 || !ok {
+			return corrupt("the status index holds a key %x of no status", k)
+		}
+		keys = append(keys, statusKey(s, uuid.UUID(k[1:])))
+		return nil
+	}); err != nil {
+		return err
 	}
-	v := meta.Get([]byte(keyVersion))
-	if len(v) != 4 {
-		return notStore(path, "its layout version is unreadable")
+	if err := tx.DeleteBucket([]byte(bucketStatus)); err != nil {
+		return err
 	}
-	switch n := binary.BigEndian.Uint32(v); {
-	case n < layoutVersion:
-		return domain.WithHint(domain.ErrUnavailable,
-			fmt.Sprintf("the store %s has layout version %d, written by an older queuectl; this queuectl reads version %d", path, n, layoutVersion),
-			"finish its messages with the queuectl that wrote it (serve until the queues are empty, then purge), then move the file aside: this queuectl starts a new store there")
-	case n > layoutVersion:
-		return domain.WithHint(domain.ErrUnavailable,
-			fmt.Sprintf("the store %s has layout version %d, written by a newer queuectl; this queuectl reads version %d", path, n, layoutVersion),
-			"use the queuectl that wrote it, or a newer one")
+	b, err := tx.CreateBucket([]byte(bucketStatus))
+	if err != nil {
+		return err
+	}
+	b.FillPercent = 0.9
+	slices.SortFunc(keys, bytes.Compare)
+	for _, k := range keys {
+		if err := b.Put(k, []byte{}); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -297,3 +352,27 @@ func (e *noDirError) Error() string {
 }
 
 func (e *noDirError) Unwrap() []error { return []error{ErrNoDir, domain.ErrUnavailable} }
+
+// checkMeta accepts the meta bucket of a queuectl store this build can read
+// and returns its layout version.
+func checkMeta(path string, meta *bbolt.Bucket) (uint32, error) {
+	if string(meta.Get([]byte(keyFormat))) != formatMarker {
+		return 0, notStore(path, "its meta bucket has no queuectl format marker")
+	}
+	v := meta.Get([]byte(keyVersion))
+	if len(v) != 4 {
+		return 0, notStore(path, "its layout version is unreadable")
+	}
+	switch n := binary.BigEndian.Uint32(v); {
+	case n < unsealedVersion:
+		return n, domain.WithHint(domain.ErrUnavailable,
+			fmt.Sprintf("the store %s has layout version %d, written by an older queuectl; this queuectl reads versions %d and %d", path, n, unsealedVersion, layoutVersion),
+			"finish its messages with the queuectl that wrote it (serve until the queues are empty, then purge), then move the file aside: this queuectl starts a new store there")
+	case n > layoutVersion:
+		return n, domain.WithHint(domain.ErrUnavailable,
+			fmt.Sprintf("the store %s has layout version %d, written by a newer queuectl; this queuectl reads versions %d and %d", path, n, unsealedVersion, layoutVersion),
+			"use the queuectl that wrote it, or a newer one")
+	default:
+		return n, nil
+	}
+}

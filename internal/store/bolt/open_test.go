@@ -116,9 +116,9 @@ func TestOpen(t *testing.T) {
 		want    string
 		hint    string
 	}{
-		"RefusesAnOlderLayout": {1, "has layout version 1, written by an older queuectl; this queuectl reads version 2",
+		"RefusesAnOlderLayout": {1, "has layout version 1, written by an older queuectl; this queuectl reads versions 2 and 3",
 			"finish its messages with the queuectl that wrote it"},
-		"RefusesANewerLayout": {3, "has layout version 3, written by a newer queuectl; this queuectl reads version 2",
+		"RefusesANewerLayout": {4, "has layout version 4, written by a newer queuectl; this queuectl reads versions 2 and 3",
 			"use the queuectl that wrote it, or a newer one"},
 	} {
 		t.Run(name, func(t *testing.T) {

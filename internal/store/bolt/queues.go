@@ -1,12 +1,11 @@
 package bolt
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
 	"math"
-
-	"github.com/google/uuid"
 
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/store"
@@ -34,7 +33,7 @@ func (t *txn) queue(name string) (*store.QueueRecord, error) {
 	if v == nil {
 		return nil, domain.NotFoundf("queue %s does not exist", name)
 	}
-	q, err := decodeQueue(name, v)
+	q, err := decodeQueue(name, v, t.legacy)
 	if err != nil {
 		return nil, err
 	}
@@ -59,8 +58,12 @@ func (t *txn) putQueue(q *store.QueueRecord) error {
 	return nil
 }
 
-// flush writes the queue records the transaction changed.
+// flush writes the queue records the transaction changed, or fails with
+// the damage the transaction found (fail).
 func (t *txn) flush() error {
+	if t.err != nil {
+		return t.err
+	}
 	for name := range t.dirty {
 		q := t.queues[name]
 		if err := t.bucket(bucketQueues).Put([]byte(name), encodeQueue(q)); err != nil {
@@ -78,7 +81,7 @@ func (t *txn) Queues(after string, fn func(*store.QueueRecord) error) error {
 	}
 	epoch := t.epoch()
 	err := t.walk(t.bucket(bucketQueues), nil, []byte(after), true, func(k, v []byte) error {
-		q, err := decodeQueue(string(k), v)
+		q, err := decodeQueue(string(k), v, t.legacy)
 		if err != nil {
 			return err
 		}
@@ -145,11 +148,25 @@ func (t *txn) QueueMessages(queue string, p store.QueueMessagesParams, fn func(*
 		start = appKey(queue, p.AppQueue, p.AfterSeq+1)
 	}
 	lim := limiter{limit: p.Limit}
-	err := t.walk(b, prefix, start, false, func(_, v []byte) error {
-		m, err := t.stored(uuid.UUID(v))
+	var found tally
+	lastSeq := p.AfterSeq
+	err := t.walk(b, prefix, start, false, func(k, v []byte) error {
+		id, err := storedID(v, fmt.Sprintf("queue %s: an index entry", queue))
 		if err != nil {
-			return corrupt("queue %s: index names a missing message: %v", queue, err)
+			return err
 		}
+		m, err := t.stored(id)
+		if err != nil {
+			return indexMiss(fmt.Sprintf("queue %s: an index entry", queue), err)
+		}
+		// The key is a copy of the record's queue, seq (and app queue).
+		if m.Queue != queue || len(k) < 8 || m.Seq != binary.BigEndian.Uint64(k[len(k)-8:]) || m.Seq <= lastSeq ||
+			(p.Open && !open(m.Status)) || (indexed && m.AppQueue != p.AppQueue) {
+			return corrupt("queue %s: the index entry %x names message %s, which is %s in queue %s at seq %d",
+				queue, k, m.ID, m.Status, m.Queue, m.Seq)
+		}
+		found.add(m.Message)
+		lastSeq = m.Seq
 		if !indexed && p.AppQueue != "" && m.AppQueue != p.AppQueue {
 			return nil
 		}
@@ -161,7 +178,39 @@ func (t *txn) QueueMessages(queue string, p store.QueueMessagesParams, fn func(*
 		}
 		return nil
 	})
+	if err == nil && p.AfterSeq == 0 && p.AppQueue == "" && !t.tx.Writable() {
+		err = t.checkQueueCount(queue, p.Open, found)
+	}
 	return stopped(err)
+}
+
+// checkQueueCount compares the messages a whole walk of a queue's index
+// found (open ones, with open) with what its record counts (checkCounts):
+// a damaged page can hide index entries from a walk. PEND messages have no
+// seq and are in no queue index.
+func (t *txn) checkQueueCount(name string, openOnly bool, found tally) error {
+	q, err := t.queue(name)
+	if errors.Is(err, domain.ErrNotFound) && len(found.by) == 0 {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var statuses []domain.Status
+	for _, s := range storedStatuses {
+		if s != domain.StatusPEND && (!openOnly || open(s)) {
+			statuses = append(statuses, s)
+		}
+	}
+	counts := q.Counts
+	if n, ok, err := t.passed(name); err != nil {
+		return err
+	} else if ok && !openOnly {
+		counts = maps.Clone(q.Counts)
+		counts[domain.StatusDLVD] -= n
+		found.exactDLVD = true
+	}
+	return checkCounts(counts, statuses, found, "queue "+name)
 }
 
 // Head returns the open message of the queue that decides its state

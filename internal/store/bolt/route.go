@@ -1,7 +1,6 @@
 package bolt
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -46,7 +45,9 @@ func (t *txn) route(key uuid.UUID, in storedMessage, router *placement.Router, b
 		Forward: func(tg placement.Target, h domain.HistoryEntry) (*domain.Message, error) {
 			return t.forward(key, in, tg, h)
 		},
-		Child: t.insertShared,
+		Child: func(m *domain.Message, h domain.HistoryEntry) error {
+			return t.insertShared(m, h, in.legacyPayload)
+		},
 		Split: func(n int, h domain.HistoryEntry) (*domain.Message, error) {
 			if err := t.addPayloadRefs(key, n); err != nil {
 				return nil, err
@@ -82,15 +83,14 @@ func (t *txn) forward(key uuid.UUID, cur storedMessage, tg placement.Target, h d
 	to.LastSeq++
 	next.Seq = to.LastSeq
 	h.From, h.To = cur.Status, next.Status
-	hist := t.bucket(bucketHistory)
-	entries, err := appendHistoryEntry(bytes.Clone(hist.Get(key[:])), h)
+	entries, err := t.historyOf(key, cur)
 	if err != nil {
+		return nil, err
+	}
+	if entries, err = appendHistoryEntry(entries, h); err != nil {
 		return nil, fmt.Errorf("message %s: encode history: %w", cur.ID, err)
 	}
-	if err := hist.Put(key[:], entries); err != nil {
-		return nil, fmt.Errorf("message %s: store history: %w", cur.ID, err)
-	}
-	if err := t.putMessage(key, next, cur.sharedPayload); err != nil {
+	if err := t.putWithHistory(key, cur, next, entries); err != nil {
 		return nil, err
 	}
 	if err := t.reindex(key, cur.Message, next); err != nil {
@@ -98,6 +98,9 @@ func (t *txn) forward(key uuid.UUID, cur storedMessage, tg placement.Target, h d
 	}
 	count(from, cur.Message, -1)
 	store.CountPassedThrough(from, 1)
+	if err := t.addPassed(from.Name, 1); err != nil {
+		return nil, err
+	}
 	count(to, next, 1)
 	if err := t.putQueue(from); err != nil {
 		return nil, err

@@ -29,6 +29,18 @@ type txn struct {
 	// owner is the node serving the store when the transaction began
 	// (QueueRecord.Owner).
 	owner string
+	// legacy accepts the unsealed values of a store of layout version 2
+	// (seal.go).
+	legacy bool
+	// oldOrder: the status index is in the order of layout version 2 (a
+	// store of version 2 opened read-only; statusKey).
+	oldOrder bool
+	// err is damage found where the reader has no error to return (the
+	// lease epoch): the transaction fails with it (flush).
+	err error
+	// buckets holds the buckets the transaction opened, by name, so that
+	// each is looked up in the root once.
+	buckets map[string]*bbolt.Bucket
 }
 
 var (
@@ -38,10 +50,20 @@ var (
 
 // bucket returns one of the buckets Open made sure exist.
 func (t *txn) bucket(name string) *bbolt.Bucket {
+	if b := t.buckets[name]; b != nil {
+		return b
+	}
 	b := t.tx.Bucket([]byte(name))
+	if b == nil {
+		return nil
+	}
 	if appendMostly[name] && t.tx.Writable() {
 		b.FillPercent = 0.9
 	}
+	if t.buckets == nil {
+		t.buckets = make(map[string]*bbolt.Bucket, 8)
+	}
+	t.buckets[name] = b
 	return b
 }
 
@@ -53,10 +75,23 @@ func (t *txn) epoch() uint64 {
 	}
 	v := t.bucket(bucketMeta).Get([]byte(keyEpoch))
 	t.epochRead, t.epochValue = true, 0
-	if len(v) == 8 {
-		t.epochValue = binary.BigEndian.Uint64(v)
+	if v != nil {
+		body, ok := sealedFixed([]byte(keyEpoch), v, 8, t.legacy)
+		if !ok {
+			t.fail(corrupt("the lease epoch does not match its checksum"))
+			return 0
+		}
+		t.epochValue = binary.BigEndian.Uint64(body)
 	}
 	return t.epochValue
+}
+
+// fail records damage found where no error can be returned; the first
+// sticks.
+func (t *txn) fail(err error) {
+	if t.err == nil {
+		t.err = err
+	}
 }
 
 // now is the store's clock, to the microsecond that the store keeps: for
