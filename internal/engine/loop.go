@@ -56,10 +56,12 @@ type loop struct {
 	failures int
 	failedAt time.Time
 	stopping bool
-	// steps carries what the workers' own EOIO steps did; stepsOff says
+	// steps carries what the workers' own EOIO steps did; running counts
+	// the workers that have not sent their last outcome; stepsOff says
 	// the workers leave their outcomes to the loop — it stops, or
 	// isolates a candidate —, halting that it stops.
 	steps    chan stepped
+	running  atomic.Int64
 	stepsOff atomic.Bool
 	halting  atomic.Bool
 }
@@ -72,6 +74,8 @@ type finished struct {
 	// cancelled holds why the delivery's context ended before it did: a
 	// shutdown, or the lease.
 	cancelled error
+	// sent says the worker sent the outcome to the completer itself.
+	sent bool
 }
 
 func newLoop(e *Engine, node store.Node) *loop {
@@ -364,6 +368,7 @@ func (l *loop) start(ctx context.Context) {
 		c := l.queued[0]
 		l.queued = l.queued[1:]
 		l.inflight++
+		l.running.Add(1)
 		go l.work(ctx, c)
 	}
 }
@@ -371,6 +376,9 @@ func (l *loop) start(ctx context.Context) {
 // finish turns a finished delivery into an outcome for the completer.
 func (l *loop) finish(f finished) {
 	l.inflight--
+	if f.sent {
+		return
+	}
 	id := f.claimed.Message.ID
 	if !l.held.has(id) {
 		return // handed back already: it ignored its cancellation

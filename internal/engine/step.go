@@ -36,9 +36,24 @@ type stepped struct {
 
 // work runs deliveries on one worker: c, then the heads its steps claim.
 func (l *loop) work(ctx context.Context, c store.Claimed) {
+	counted := true
+	defer func() {
+		if counted {
+			l.running.Add(-1)
+		}
+	}()
 	for {
 		f := l.attempt(ctx, c)
 		o := l.e.outcomeOf(f.claimed, f.err, f.cancelled)
+		if l.mayHandOn(f) {
+			// No claim rides with it: the outcome goes to the completer
+			// straight away, and the loop hears that the worker is free.
+			l.held.finished(f.claimed.Message.ID, f.took)
+			counted = false
+			l.rec.send(pending{Outcome: o, alone: l.running.Add(-1) == 0})
+			l.finished <- finished{claimed: f.claimed, sent: true}
+			return
+		}
 		if !l.mayStep(f, o) {
 			l.finished <- f
 			return
@@ -76,6 +91,14 @@ func (l *loop) attempt(ctx context.Context, c store.Claimed) finished {
 		cancelled = context.Cause(ctx)
 	}
 	return finished{claimed: c, err: err, took: l.e.clock().Sub(start), cancelled: cancelled}
+}
+
+// mayHandOn says whether the worker sends the outcome of f to the
+// completer itself: an EO message's, on a store that commits transactions
+// side by side — no claim rides with it (finish) — while the loop runs on.
+func (l *loop) mayHandOn(f finished) bool {
+	return f.claimed.Message.QoS != domain.EOIO && !l.e.st.SerialWrites() && !l.halting.Load() &&
+		l.held.has(f.claimed.Message.ID)
 }
 
 // mayStep says whether the worker records o, the outcome of f, itself with
