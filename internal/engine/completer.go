@@ -22,7 +22,8 @@ const recordWindow = time.Millisecond
 // first outcome waited recordWindow, or at once when no delivery is in
 // flight that could join it: under load many outcomes share a commit, and
 // an idle node's outcome waits for nothing. An outcome of an EOIO message
-// claims in the same transaction. After a failure it keeps its outcomes and
+// claims in the same transaction (alone on the node, its worker makes that
+// call itself: step.go). After a failure it keeps its outcomes and
 // tries again with a growing pause: a database outage loses none of them.
 type completer struct {
 	e    *Engine
@@ -36,6 +37,11 @@ type completer struct {
 	drain     chan chan struct{}
 	// results carries back to the loop what each transaction did.
 	results chan recorded
+}
+
+// send hands the completer an outcome to record.
+func (c *completer) send(p pending) {
+	c.in <- p
 }
 
 // pending is an outcome waiting to be recorded.
@@ -212,9 +218,18 @@ func (c *completer) record(ctx context.Context, batch []pending) ([]pending, err
 		return batch, err
 	}
 	c.e.storeOK()
+	ids := make([]string, len(outcomes))
+	for i, o := range outcomes {
+		ids[i] = o.ID
+	}
+	var claimed []store.Claimed
+	if res.Claim != nil {
+		claimed = res.Claim.Claimed
+	}
+	helds := c.held.settle(ids, claimed)
 	out := recorded{freed: freed, claim: res.Claim}
 	for i, o := range outcomes {
-		held := c.held.remove(o.ID)
+		held := helds[i]
 		out.settled = append(out.settled, o.ID)
 		out.freedRoom = out.freedRoom || !now[i].next
 		after := res.Applied[i]
@@ -232,10 +247,7 @@ func (c *completer) record(ctx context.Context, batch []pending) ([]pending, err
 		}
 		c.e.report(o, after, took)
 	}
-	// After the outcomes: a message that went WAIT may be claimed again
-	// by the same transaction.
 	if res.Claim != nil {
-		c.held.add(res.Claim.Claimed)
 		c.e.reportRouted(res.Claim)
 	}
 	c.results <- out
@@ -246,9 +258,11 @@ func (c *completer) record(ctx context.Context, batch []pending) ([]pending, err
 // ledger does not know of. The loop asks for it while no claim of its own
 // is under way, and the completer's claims are its own transactions.
 func (c *completer) reconcileHeld(ctx context.Context) {
+	c.held.claiming.Lock()
 	sctx, cancel := c.e.storeContext(ctx)
 	res, err := c.e.st.Reconcile(sctx, store.ReconcileParams{Node: c.node, Held: c.held.ids()})
 	cancel()
+	c.held.claiming.Unlock()
 	if errors.Is(err, store.ErrFenced) {
 		c.results <- recorded{fenced: err}
 		return

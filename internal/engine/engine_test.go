@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -51,6 +52,9 @@ type testBundle struct {
 	// the bundle's store; monotonic replaces the engine's lease clock.
 	wrap      func(engine.Store) engine.Store
 	monotonic func() time.Time
+	// receivers, if set, are receivers of the test's, beside the
+	// configured ones.
+	receivers map[string]receiver.Receiver
 
 	eng  *engine.Engine
 	stop context.CancelFunc
@@ -119,6 +123,7 @@ func (b *testBundle) start(t *testing.T) {
 	cfg.NodeID = "test-node"
 	receivers, err := receiver.Build(b.cfg.Receivers)
 	require.NoError(t, err)
+	maps.Copy(receivers, b.receivers)
 	var st engine.Store = b.st
 	if b.wrap != nil {
 		st = b.wrap(st)

@@ -16,6 +16,10 @@ import (
 type ledger struct {
 	mu   sync.Mutex
 	held map[string]*claim
+	// claiming is held shared by a worker's step from before its store
+	// call until what it claimed is added, and exclusively by a
+	// reconciliation: the workers claim on goroutines of their own too.
+	claiming sync.RWMutex
 }
 
 // claim is a message this node has DLNG.
@@ -47,14 +51,30 @@ func (l *ledger) finished(id string, took time.Duration) {
 	}
 }
 
-// remove lets go of id, once its outcome is recorded (or refused), and
-// returns what the ledger held of it.
-func (l *ledger) remove(id string) *claim {
+// settle lets go of ids, once their outcomes are recorded (or refused),
+// and notes what the transaction that recorded them claimed, at once: the
+// ledger never looks emptier than the node is. It returns what the ledger
+// held of each id. A message may be in both (a retry claimed again).
+func (l *ledger) settle(ids []string, claimed []store.Claimed) []*claim {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	c := l.held[id]
-	delete(l.held, id)
-	return c
+	out := make([]*claim, len(ids))
+	for i, id := range ids {
+		out[i] = l.held[id]
+		delete(l.held, id)
+	}
+	for _, c := range claimed {
+		l.held[c.Message.ID] = &claim{Claimed: c}
+	}
+	return out
+}
+
+// alone reports whether id is all the node holds.
+func (l *ledger) alone(id string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.held[id]
+	return ok && len(l.held) == 1
 }
 
 // has reports whether the node holds id.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/queuectl/queuectl/internal/domain"
@@ -17,9 +18,11 @@ const routeBatch = 256
 // as many ready messages as it has free workers, in one transaction, and
 // hands them to workers; the outcomes go to the completer, which records
 // them on a transaction of its own while the loop claims on. Claiming never
-// waits for recording. The node never holds more DLNG messages whose
-// receiver has not returned than engine.workers: a crash makes at most that
-// many blacklist candidates.
+// waits for recording. An EOIO outcome with nothing else DLNG on the node
+// is the exception: its worker records it and claims the queue's next head
+// in one store call and delivers that head itself (step.go). The node never
+// holds more DLNG messages whose receiver has not returned than
+// engine.workers: a crash makes at most that many blacklist candidates.
 type loop struct {
 	e    *Engine
 	node store.Node
@@ -53,6 +56,14 @@ type loop struct {
 	failures int
 	failedAt time.Time
 	stopping bool
+	// steps carries what the workers' own EOIO steps did; running counts
+	// the workers that have not sent their last outcome; stepsOff says
+	// the workers leave their outcomes to the loop — it stops, or
+	// isolates a candidate —, halting that it stops.
+	steps    chan stepped
+	running  atomic.Int64
+	stepsOff atomic.Bool
+	halting  atomic.Bool
 }
 
 // finished is a delivery's result.
@@ -63,6 +74,8 @@ type finished struct {
 	// cancelled holds why the delivery's context ended before it did: a
 	// shutdown, or the lease.
 	cancelled error
+	// sent says the worker sent the outcome to the completer itself.
+	sent bool
 }
 
 func newLoop(e *Engine, node store.Node) *loop {
@@ -70,6 +83,7 @@ func newLoop(e *Engine, node store.Node) *loop {
 	return &loop{
 		e: e, node: node, held: held, rec: newCompleter(e, node, held), ready: true,
 		finished: make(chan finished, e.cfg.Workers),
+		steps:    make(chan stepped, 4*e.cfg.Workers+16),
 	}
 }
 
@@ -123,6 +137,10 @@ func (l *loop) run(ctx context.Context, failed <-chan error) error {
 			return l.abandon(cancelDeliveries, err)
 		case f := <-l.finished:
 			l.finish(f)
+		case s := <-l.steps:
+			if err := l.stepDone(s); err != nil {
+				return l.abandon(cancelDeliveries, err)
+			}
 		case r := <-l.rec.results:
 			if err := l.recorded(r); err != nil {
 				return l.abandon(cancelDeliveries, err)
@@ -144,6 +162,10 @@ func (l *loop) collect() error {
 		select {
 		case f := <-l.finished:
 			l.finish(f)
+		case s := <-l.steps:
+			if err := l.stepDone(s); err != nil {
+				return err
+			}
 		case r := <-l.rec.results:
 			if err := l.recorded(r); err != nil {
 				return err
@@ -341,38 +363,22 @@ func (l *loop) recorded(r recorded) error {
 
 // start begins deliveries while workers are free.
 func (l *loop) start(ctx context.Context) {
+	l.stepsOff.Store(l.stopping || l.isolated != "" || l.candidates)
 	for l.inflight < l.e.cfg.Workers && len(l.queued) > 0 && !l.stopping {
 		c := l.queued[0]
 		l.queued = l.queued[1:]
 		l.inflight++
-		go l.deliver(ctx, c)
+		l.running.Add(1)
+		go l.work(ctx, c)
 	}
-}
-
-// deliver runs one delivery on a worker: once the lease is known fresh,
-// and cancelled if the lease goes stale before it ends (§11: a delivery
-// that outlives its queue's lease could race the queue's next owner).
-func (l *loop) deliver(ctx context.Context, c store.Claimed) {
-	start := l.e.clock()
-	err := l.e.lease.await(ctx)
-	var cancelled error
-	if err == nil {
-		dctx, stop := l.e.lease.bind(ctx)
-		start = l.e.clock()
-		err = l.e.deliver(dctx, c)
-		if dctx.Err() != nil {
-			cancelled = context.Cause(dctx)
-		}
-		stop()
-	} else if ctx.Err() != nil {
-		cancelled = context.Cause(ctx)
-	}
-	l.finished <- finished{claimed: c, err: err, took: l.e.clock().Sub(start), cancelled: cancelled}
 }
 
 // finish turns a finished delivery into an outcome for the completer.
 func (l *loop) finish(f finished) {
 	l.inflight--
+	if f.sent {
+		return
+	}
 	id := f.claimed.Message.ID
 	if !l.held.has(id) {
 		return // handed back already: it ignored its cancellation
@@ -389,7 +395,7 @@ func (l *loop) finish(f finished) {
 		l.reserved++
 	}
 	p.alone = l.inflight == 0
-	l.rec.in <- p
+	l.rec.send(p)
 }
 
 // shutdown stops claiming, hands back what was claimed but not started,
@@ -399,8 +405,10 @@ func (l *loop) finish(f finished) {
 // allows, however long the store is unreachable.
 func (l *loop) shutdown(cancel context.CancelCauseFunc) error {
 	l.stopping = true
+	l.halting.Store(true)
+	l.stepsOff.Store(true)
 	for _, c := range l.queued {
-		l.rec.in <- pending{Outcome: handBack(c)}
+		l.rec.send(pending{Outcome: handBack(c)})
 	}
 	l.queued = nil
 	if l.inflight > 0 {
@@ -415,6 +423,8 @@ func (l *loop) shutdown(cancel context.CancelCauseFunc) error {
 		select {
 		case f := <-l.finished:
 			l.finish(f)
+		case s := <-l.steps:
+			_ = l.stepDone(s)
 		case r := <-l.rec.results:
 			_ = l.recorded(r)
 		case <-deadline.C:
@@ -423,7 +433,7 @@ func (l *loop) shutdown(cancel context.CancelCauseFunc) error {
 		case <-grace:
 			l.e.log.Warn("deliveries ignored their cancellation; their messages are handed back", "in_flight", l.inflight)
 			for _, c := range l.held.claims() {
-				l.rec.in <- pending{Outcome: handBack(c)}
+				l.rec.send(pending{Outcome: handBack(c)})
 			}
 			l.inflight = 0
 		}
