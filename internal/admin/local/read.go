@@ -209,6 +209,9 @@ func (s *Service) Message(ctx context.Context, id string) (*domain.Message, erro
 		if m, err = r.Message(id); err != nil {
 			return err
 		}
+		if m.PayloadVersion, err = r.PayloadVersions(id); err != nil {
+			return err
+		}
 		m.History, err = r.History(id)
 		return err
 	})

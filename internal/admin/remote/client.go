@@ -180,10 +180,21 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	return nil
 }
 
+// rawBody is a request body sent as it is, not as JSON (a payload), with
+// headers of its own.
+type rawBody struct {
+	data   []byte
+	header http.Header
+}
+
 // send performs a request and returns a 2xx response for the caller to read.
 func (c *Client) send(ctx context.Context, method, path string, query url.Values, body any) (*http.Response, error) {
 	var rd io.Reader
-	if body != nil {
+	raw, isRaw := body.(rawBody)
+	switch {
+	case isRaw:
+		rd = bytes.NewReader(raw.data)
+	case body != nil:
 		b, err := json.Marshal(body)
 		if err != nil {
 			return nil, err
@@ -198,7 +209,13 @@ func (c *Client) send(ctx context.Context, method, path string, query url.Values
 	if err != nil {
 		return nil, err
 	}
-	if body != nil {
+	switch {
+	case isRaw:
+		req.Header.Set("Content-Type", "application/octet-stream")
+		for k, v := range raw.header {
+			req.Header[k] = v
+		}
+	case body != nil:
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if c.token != "" {
@@ -260,6 +277,10 @@ func (c *Client) decodeError(resp *http.Response) error {
 		hint = "the server knows no such token: check --token, --token-file or the context's token_file; " +
 			"'queuectl token create' makes a token and the config line that grants it"
 	}
+	if resp.StatusCode == http.StatusPreconditionFailed {
+		// An edit's If-Match named a version the payload no longer has.
+		return &versionMismatch{msg: body.Error.Message, hint: hint}
+	}
 	if i := body.Error.Index; i != nil && *i >= 0 {
 		// A refused message of a send: rebuild the error the service
 		// returned, position apart, for Send to place in the whole list.
@@ -270,6 +291,16 @@ func (c *Client) decodeError(resp *http.Response) error {
 	// field by its flag.
 	return domain.ParseFieldError(kind, body.Error.Message, body.Error.Field, hint)
 }
+
+// versionMismatch is the server's 412 to an edit, as the local service's
+// error: it wraps admin.ErrVersionMismatch (a conflict).
+type versionMismatch struct{ msg, hint string }
+
+func (e *versionMismatch) Error() string { return e.msg }
+func (e *versionMismatch) Unwrap() error { return admin.ErrVersionMismatch }
+
+// Hint returns the server's hint line, if any.
+func (e *versionMismatch) Hint() string { return e.hint }
 
 func rootCause(err error) error {
 	for {
