@@ -247,7 +247,7 @@ func TestOpenAPIDescribesTheAnswers(t *testing.T) {
 		{"GET", "/v1/eoio", "/v1/eoio", "", 200},
 		{"PUT", "/v1/messages/" + b.ndlv + "/payload", "/v1/messages/{id}/payload", "fixed", 200},
 		{"PUT", "/v1/messages/" + b.ndlv + "/payload", "/v1/messages/{id}/payload", "fixed", 400}, // unchanged
-		{"GET", "/v1/messages/" + b.ndlv, "/v1/messages/{id}", "", 200},                        // with its payload version
+		{"GET", "/v1/messages/" + b.ndlv, "/v1/messages/{id}", "", 200},                           // with its payload version
 		{"POST", "/v1/actions/message.resend", "/v1/actions/{action}", `{"targets":["` + b.ndlv + `"]}`, 200},
 		{"PUT", "/v1/messages/" + b.ndlv + "/payload", "/v1/messages/{id}/payload", "again", 409}, // TBDL now
 		{"POST", "/v1/actions/tx.commit", "/v1/actions/{action}", `{"targets":["` + b.pend + `"]}`, 200},
