@@ -65,5 +65,17 @@ func VersionOf(n int, payload []byte) Version {
 // the message's current one (HTTP 412): someone else edited it first.
 var ErrVersionMismatch = domain.Errorf(domain.ErrConflict, "the payload version changed")
 
+// VersionMismatch returns an error wrapping ErrVersionMismatch whose text
+// is msg, with an optional hint line.
+func VersionMismatch(msg, hint string) error { return &versionMismatch{msg: msg, hint: hint} }
+
+type versionMismatch struct{ msg, hint string }
+
+func (e *versionMismatch) Error() string { return e.msg }
+func (e *versionMismatch) Unwrap() error { return ErrVersionMismatch }
+
+// Hint returns the hint line, if any.
+func (e *versionMismatch) Hint() string { return e.hint }
+
 // EditableStatuses are the statuses a message's payload may be edited in.
 var EditableStatuses = []domain.Status{domain.StatusNDLV, domain.StatusWAIT, domain.StatusHOLD}

@@ -86,8 +86,8 @@ func (s *Service) edit(w store.Writer, id string, p admin.EditParams) (*admin.Ed
 		return nil, err
 	}
 	if p.Version != 0 && p.Version != version {
-		return nil, fmt.Errorf("message %s: the edit replaces payload version %d, but the current one is %d (someone edited it meanwhile); nothing was changed: %w",
-			id, p.Version, version, admin.ErrVersionMismatch)
+		return nil, admin.VersionMismatch(fmt.Sprintf("message %s: the edit replaces payload version %d, but the current one is %d (someone edited it meanwhile); nothing was changed",
+			id, p.Version, version), "read it again ('queuectl message payload "+id+"') and edit that")
 	}
 	old, err := w.Payload(id)
 	if err != nil {
@@ -106,7 +106,7 @@ func (s *Service) edit(w store.Writer, id string, p admin.EditParams) (*admin.Ed
 	_, err = w.EditPayload(store.EditPayloadParams{ID: id, From: admin.EditableStatuses, Version: version, Payload: p.Payload,
 		History: domain.HistoryEntry{At: now, Actor: s.opts.Actor, Reason: reason}})
 	if errors.Is(err, store.ErrVersionChanged) {
-		return nil, fmt.Errorf("message %s: its payload was edited meanwhile; nothing was changed: %w", id, admin.ErrVersionMismatch)
+		return nil, admin.VersionMismatch(fmt.Sprintf("message %s: its payload was edited meanwhile; nothing was changed", id), "")
 	}
 	if err != nil {
 		return nil, err

@@ -279,7 +279,7 @@ func (c *Client) decodeError(resp *http.Response) error {
 	}
 	if resp.StatusCode == http.StatusPreconditionFailed {
 		// An edit's If-Match named a version the payload no longer has.
-		return &versionMismatch{msg: body.Error.Message, hint: hint}
+		return admin.VersionMismatch(body.Error.Message, hint)
 	}
 	if i := body.Error.Index; i != nil && *i >= 0 {
 		// A refused message of a send: rebuild the error the service
@@ -291,16 +291,6 @@ func (c *Client) decodeError(resp *http.Response) error {
 	// field by its flag.
 	return domain.ParseFieldError(kind, body.Error.Message, body.Error.Field, hint)
 }
-
-// versionMismatch is the server's 412 to an edit, as the local service's
-// error: it wraps admin.ErrVersionMismatch (a conflict).
-type versionMismatch struct{ msg, hint string }
-
-func (e *versionMismatch) Error() string { return e.msg }
-func (e *versionMismatch) Unwrap() error { return admin.ErrVersionMismatch }
-
-// Hint returns the server's hint line, if any.
-func (e *versionMismatch) Hint() string { return e.hint }
 
 func rootCause(err error) error {
 	for {
