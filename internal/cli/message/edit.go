@@ -15,6 +15,7 @@ import (
 	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
 	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/editor"
 	"github.com/queuectl/queuectl/internal/output"
 )
 
@@ -195,18 +196,9 @@ func (opts *EditOptions) editorSession(ctx context.Context, svc admin.Service) (
 	if err != nil {
 		return nil, 0, "", false, err
 	}
-	f, err := os.CreateTemp("", "queuectl-edit-"+m.ID+"-*.payload")
+	name, err := editor.TempFile(m.ID, old)
 	if err != nil {
-		return nil, 0, "", false, fmt.Errorf("a file for the editor: %w", err)
-	}
-	name := f.Name()
-	_, err = f.Write(old)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(name)
-		return nil, 0, "", false, fmt.Errorf("a file for the editor: %w", err)
+		return nil, 0, "", false, err
 	}
 	if err := opts.runEditor(name); err != nil {
 		os.Remove(name)
@@ -244,18 +236,9 @@ func editRefusal(m *domain.Message, resend bool) error {
 	return nil
 }
 
-// runEditor runs $VISUAL or $EDITOR (vi when neither is set) on file, on
-// the command's terminal. The variable may hold arguments
-// (EDITOR="code --wait"): a shell splits it, as git and kubectl do.
+// runEditor runs the operator's editor on file, on the command's terminal.
 func (opts *EditOptions) runEditor(file string) error {
-	editor, from := opts.Getenv("VISUAL"), "$VISUAL"
-	if editor == "" {
-		editor, from = opts.Getenv("EDITOR"), "$EDITOR"
-	}
-	if editor == "" {
-		editor, from = "vi", "vi (neither $VISUAL nor $EDITOR is set)"
-	}
-	cmd := exec.Command("sh", "-c", editor+` "$@"`, editor, file)
+	cmd, from := editor.Command(opts.Getenv, file)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = opts.IO.In, opts.IO.Out, opts.IO.ErrOut
 	err := cmd.Run()
 	var exit *exec.ExitError
