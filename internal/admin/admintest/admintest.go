@@ -86,6 +86,7 @@ func Run(t *testing.T, newService NewService) {
 		{"Tuning", testTuning},
 		{"TuneInvalid", testTuneInvalid},
 		{"TuneStoredReceiver", testTuneStoredReceiver},
+		{"TuneKeywordCase", testTuneKeywordCase},
 		{"TuneUnsetNotSet", testTuneUnsetNotSet},
 		{"Audit", testAudit},
 		{"AuditPaging", testAuditPaging},
