@@ -171,7 +171,7 @@ func RunList(ctx context.Context, opts *ListOptions) error {
 // is a shell pattern, so xbq most likely meant 'XBQ*'.
 func noMatch(ctx context.Context, svc admin.Service, f admin.QueueFilter) string {
 	if f.Name == "" {
-		return "no queues match"
+		return "no queues match" + cmdutil.UnknownNames(ctx, svc, nil, f.Receivers)
 	}
 	msg := fmt.Sprintf("no queue matches --name %s", f.Name)
 	var tries []string
