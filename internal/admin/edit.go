@@ -46,6 +46,9 @@ type EditResult struct {
 	Previous Version       `json:"previous" yaml:"previous"`
 	Current  Version       `json:"current" yaml:"current"`
 	Resent   bool          `json:"resent" yaml:"resent"`
+	// Released says the message resent was blacklisted: it was released,
+	// its crashes reset.
+	Released bool `json:"released,omitempty" yaml:"released,omitempty"`
 }
 
 // Version is one version of a payload: its number, size and SHA-256.

@@ -28,6 +28,7 @@ type editSession struct {
 	id      string
 	queue   string
 	status  domain.Status
+	black   bool
 	version int
 	old     []byte
 	file    string
@@ -82,7 +83,7 @@ func (m *Model) startEdit(msg tea.KeyMsg, sel []item) tea.Cmd {
 		if err != nil {
 			return editReadyMsg{err: err}
 		}
-		return editReadyMsg{s: &editSession{view: view, id: cur.ID, queue: cur.Queue, status: cur.Status,
+		return editReadyMsg{s: &editSession{view: view, id: cur.ID, queue: cur.Queue, status: cur.Status, black: cur.Blacklisted,
 			version: cur.PayloadVersion, old: old, file: file}}
 	}
 }
@@ -129,10 +130,14 @@ func editAction(s *editSession, saved []byte) *pendingAction {
 	lines := []string{fmt.Sprintf("It stays %s in %s, in its place; version %d is kept.", s.status, s.queue, s.version)}
 	keys := "[y: store · n: drop the edit]"
 	resendable := s.status != domain.StatusHOLD
-	if resendable {
+	switch {
+	case resendable && s.black:
+		lines = append(lines, fmt.Sprintf("r stores it and releases the blacklisted message: %s → TBDL, crashes reset to 0.", s.status))
+		keys = "[y: store · r: store and release · n: drop the edit]"
+	case resendable:
 		lines = append(lines, fmt.Sprintf("r stores it and resends the message: %s → TBDL.", s.status))
 		keys = "[y: store · r: store and resend · n: drop the edit]"
-	} else {
+	default:
 		lines = append(lines, "It goes on when the head of its queue does.")
 	}
 	p := &pendingAction{command: "message edit", edit: s, resendable: resendable,
@@ -147,7 +152,10 @@ func editAction(s *editSession, saved []byte) *pendingAction {
 		os.Remove(s.file)
 		summary := fmt.Sprintf("stored payload version %d of %s (%s → %s)", res.Current.Version, short(s.id),
 			domain.FormatBytes(res.Previous.Size), domain.FormatBytes(res.Current.Size))
-		if res.Resent {
+		switch {
+		case res.Released:
+			summary += "; released, crashes reset: " + string(res.Status)
+		case res.Resent:
 			summary += "; resent: " + string(res.Status)
 		}
 		return summary, nil

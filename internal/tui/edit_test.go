@@ -185,3 +185,26 @@ func TestEditPayloadOverTheAPI(t *testing.T) {
 	waitFor(t, tm, "read-only: actions are off")
 	finish(t, tm)
 }
+
+// TestEditPayloadReleasesBlacklisted: e in the Blacklist view corrects the
+// poison message; r stores the edit and releases it, as the dialog says:
+// crashes reset.
+func TestEditPayloadReleasesBlacklisted(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	opts := options(b.svc)
+	opts.Editor = fakeEditor(t, "order, not poison")
+	tm := start(t, opts, 120, 24)
+	press(tm, "3")
+	waitFor(t, tm, "CRASHES")
+	press(tm, "e")
+	waitFor(t, tm, "releases the blacklisted message: NDLV → TBDL, crashes reset to 0.", "r: store and release")
+	press(tm, "r")
+	waitFor(t, tm, "released, crashes reset: TBDL")
+	finish(t, tm)
+	m, err := b.svc.Message(context.Background(), b.ids[4])
+	require.NoError(t, err)
+	require.Equal(t, domain.StatusTBDL, m.Status)
+	require.Zero(t, m.Crashes)
+	require.Equal(t, 2, m.PayloadVersion)
+}

@@ -75,6 +75,20 @@ func testEditPayloadResend(t *testing.T, b *bundle) {
 	require.Zero(t, m.Attempts, "a resend starts the retries afresh")
 	require.Equal(t, "message.resend by "+m.History[len(m.History)-1].Actor+" after message.edit", m.History[len(m.History)-1].Reason)
 
+	// A blacklisted message resent after its edit is released, its
+	// crashes reset, and its history and audit entry say so.
+	res, err = b.svc.EditPayload(b.ctx, admin.EditParams{ID: f.crashed.ID, Payload: []byte("not poison"), Resend: true})
+	require.NoError(t, err)
+	require.True(t, res.Released)
+	m, err = b.svc.Message(b.ctx, f.crashed.ID)
+	require.NoError(t, err)
+	require.Equal(t, domain.StatusTBDL, m.Status)
+	require.Zero(t, m.Crashes)
+	require.False(t, m.Blacklisted)
+	require.Equal(t, "blacklist.release by "+m.History[len(m.History)-1].Actor+" after message.edit", m.History[len(m.History)-1].Reason)
+	entries := b.auditLog(t, admin.AuditFilter{Action: string(admin.ActEdit), Result: domain.AuditOK})
+	require.Contains(t, entries[0].Detail, "; resent, released from the blacklist (crashes reset)")
+
 	// A message held behind a blocked head may be corrected, not resent.
 	_, err = b.svc.EditPayload(b.ctx, admin.EditParams{ID: f.hold.ID, Payload: []byte("held, fixed"), Resend: true})
 	require.ErrorIs(t, err, domain.ErrConflict)

@@ -114,8 +114,15 @@ func (s *Service) edit(w store.Writer, id string, p admin.EditParams) (*admin.Ed
 	if !p.Resend {
 		return res, nil
 	}
-	resend := messageActions[admin.ActResend]
-	h := domain.HistoryEntry{At: now, Actor: s.opts.Actor, Reason: fmt.Sprintf("%s by %s after message.edit", admin.ActResend, s.opts.Actor)}
+	// Asked for one message by its id, with its payload corrected: a
+	// blacklisted message is released, crashes reset, and its history
+	// says so, as blacklist release would.
+	verb, resend := admin.ActResend, messageActions[admin.ActResend]
+	if m.Blacklisted {
+		verb, resend = admin.ActRelease, messageActions[admin.ActRelease]
+		res.Released = true
+	}
+	h := domain.HistoryEntry{At: now, Actor: s.opts.Actor, Reason: fmt.Sprintf("%s by %s after message.edit", verb, s.opts.Actor)}
 	if _, err := w.Transition(store.TransitionParams{ID: id, From: []domain.Status{m.Status}, To: resend.to, History: h,
 		Update: func(nm *domain.Message) { resend.update(nm, admin.ActParams{}, s.opts.Actor) }}); err != nil {
 		return nil, err
@@ -136,7 +143,10 @@ func versionChange(r *admin.EditResult) string {
 // editDetail is the audit entry's detail of an edit.
 func editDetail(r *admin.EditResult, reason string) string {
 	d := versionChange(r)
-	if r.Resent {
+	switch {
+	case r.Released:
+		d += "; resent, released from the blacklist (crashes reset)"
+	case r.Resent:
 		d += "; resent"
 	}
 	if reason != "" {

@@ -60,8 +60,9 @@ who edited it and both versions' size and SHA-256. The payload limit of a send
 An edit replaces the version it read: when someone else edited the message
 meanwhile, nothing changes (exit 4) and, after an editor session, the edited
 payload is kept in a file it names. --resend resends the message in the same
-step (NDLV or WAIT → TBDL); a HOLD message goes on when the head of its queue
-does, so it is edited without --resend.
+step (NDLV or WAIT → TBDL); a blacklisted message is then released, its
+crashes reset, as 'blacklist release' does. A HOLD message goes on when the
+head of its queue does, so it is edited without --resend.
 
 Editing needs the operator role on a server.`,
 		Example: `  queuectl message edit 0193a5c4-7b1e-7c3d-9f5e-2a4b6c8d0e1f
@@ -144,7 +145,10 @@ func printEdit(w io.Writer, r *admin.EditResult) error {
 	_, err := fmt.Fprintf(w, "message %s: payload version %d stored (%s, sha256 %s); version %d (%s, sha256 %s) is kept\n",
 		r.ID, r.Current.Version, domain.FormatBytes(r.Current.Size), r.Current.SHA256,
 		r.Previous.Version, domain.FormatBytes(r.Previous.Size), r.Previous.SHA256)
-	if err == nil && r.Resent {
+	switch {
+	case err == nil && r.Released:
+		_, err = fmt.Fprintf(w, "message %s: released from the blacklist (crashes reset) and resent, now %s\n", r.ID, r.Status)
+	case err == nil && r.Resent:
 		_, err = fmt.Fprintf(w, "message %s: resent, now %s\n", r.ID, r.Status)
 	}
 	return err
