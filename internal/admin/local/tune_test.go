@@ -115,7 +115,7 @@ func TestTuneValidation(t *testing.T) {
 		{"unknown parameter", set("EO_PARALLEL", "", "2"), `parameter "EO_PARALLEL" is not one of EO_INBOUND_PARALLEL, EO_OUTBOUND_PARALLEL`},
 		{"mistyped parameter", set("eo_inbound_paralel", "CENTRAL", "2"), "did you mean EO_INBOUND_PARALLEL?"},
 		{"mistyped outbound parameter", set("Eo_Outbond_Parallel", "", "2"), "did you mean EO_OUTBOUND_PARALLEL?"},
-		{"inbound without sub", set(placement.ParamEOInbound, "", "2"), "needs --sub SENDER, CENTRAL or RECEIVER"},
+		{"inbound without sub", set(placement.ParamEOInbound, "", "2"), "needs sub SENDER, CENTRAL or RECEIVER"},
 		{"inbound mistyped sub", set(placement.ParamEOInbound, "centrl", "2"), `not "centrl" (did you mean CENTRAL?)`},
 		{"inbound receiver name as sub", set(placement.ParamEOInbound, "WMS", "2"), `not "WMS"`},
 		{"outbound unconfigured receiver", set(placement.ParamEOOutbound, "wms", "2"), "no receiver wms is configured (did you mean WMS?)"},
@@ -168,7 +168,7 @@ func TestTuneNoReceiversConfigured(t *testing.T) {
 	svc := local.New(b.st, local.Options{})
 	_, err := svc.Tune(b.ctx, admin.TuneParams{Param: placement.ParamEOOutbound, Sub: "WMS", Value: "4"})
 	require.ErrorIs(t, err, domain.ErrInvalid)
-	require.EqualError(t, err, "EO_OUTBOUND_PARALLEL --sub WMS: no receiver WMS is configured; nothing was changed")
+	require.EqualError(t, err, "EO_OUTBOUND_PARALLEL sub WMS: no receiver WMS is configured; nothing was changed")
 	require.Contains(t, domain.HintOf(err), "no receivers are configured")
 	_, err = svc.Tune(b.ctx, admin.TuneParams{Param: placement.ParamEOOutbound, Value: "4"})
 	require.NoError(t, err, "the value for all receivers needs none")
