@@ -80,7 +80,7 @@ var commands = map[string]Permission{
 	"tune list": PermRead, "node list": PermRead, "audit list": PermRead, "eoio status": PermRead,
 	"completion":      PermRead,
 	"message payload": PermPayload,
-	"message resend":  PermOperate, "message fail": PermOperate, "blacklist release": PermOperate,
+	"message resend":  PermOperate, "message fail": PermOperate, "message edit": PermOperate, "blacklist release": PermOperate,
 	"blacklist fail": PermOperate, "queue stop": PermOperate, "queue start": PermOperate,
 	"tx commit": PermTx, "tx rollback": PermTx,
 	"send":     PermSend,

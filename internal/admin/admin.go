@@ -46,6 +46,7 @@ type Service interface {
 	// work on.
 	Names(ctx context.Context, p NamesParams) ([]string, error)
 	Operator
+	Editor
 	EOIO
 	Cluster
 	Who

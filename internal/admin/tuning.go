@@ -2,8 +2,10 @@ package admin
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/placement"
 )
 
 // ParseTuningValue checks a tuning value as the operator wrote it — a
@@ -23,4 +25,25 @@ func ParseTuningValue(param, value string) (int, error) {
 		return 0, domain.Invalidf("value %d for %s must be from 1 to %d; nothing was changed", v, param, MaxParallel)
 	}
 	return v, nil
+}
+
+// Canonical returns p with its words in the one case queuectl writes them:
+// a parameter name, and the node-role subparameter of EO_INBOUND_PARALLEL,
+// are keywords, matched ignoring case as statuses and qos are
+// (eo_outbound_parallel is EO_OUTBOUND_PARALLEL). A receiver name is a
+// name someone chose, and is kept as given.
+func (p TuneParams) Canonical() TuneParams {
+	for _, name := range []string{placement.ParamEOInbound, placement.ParamEOOutbound} {
+		if strings.EqualFold(p.Param, name) {
+			p.Param = name
+		}
+	}
+	if p.Param == placement.ParamEOInbound {
+		for _, r := range []domain.Role{domain.RoleSender, domain.RoleCentral, domain.RoleReceiver} {
+			if strings.EqualFold(p.Sub, r.Subparameter()) {
+				p.Sub = r.Subparameter()
+			}
+		}
+	}
+	return p
 }

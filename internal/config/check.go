@@ -67,12 +67,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Context != "" {
 		if _, ok := c.Contexts[c.Context]; !ok {
-			add(domain.Invalidf("context %q is not defined under contexts: in the config file", c.Context))
+			add(c.UndefinedContext("context", c.Context))
 		}
 	}
 	if c.CurrentContext != "" {
 		if _, ok := c.Contexts[c.CurrentContext]; !ok {
-			add(domain.Invalidf("current_context %q is not defined under contexts: in the config file", c.CurrentContext))
+			add(c.UndefinedContext("current_context", c.CurrentContext))
 		}
 	}
 	if len(ps) == 0 {

@@ -54,6 +54,9 @@ type Message struct {
 	// claimed it: crash recovery of one dead incarnation touches only its
 	// own messages (store.EngineStore).
 	Incarnation uint64 `json:"-" yaml:"-"`
+	// PayloadVersion is the version of the payload, 1 until an operator
+	// edits it (message edit); filled only where asked for (message show).
+	PayloadVersion int `json:"payload_version,omitempty" yaml:"payload_version,omitempty"`
 	// History is filled only where asked for (message show).
 	History []HistoryEntry `json:"history,omitempty" yaml:"history,omitempty"`
 }

@@ -106,9 +106,13 @@ type endpoint struct {
 	mutating           bool
 	want               int // the status an allowed request gets
 	route              string
+	// bodyFn, if set, makes each request's body: one that must differ
+	// from the last (a payload edit).
+	bodyFn func() string
 }
 
 func (b *authBundle) endpoints() []endpoint {
+	edits := 0
 	act := func(action, target string, roles []string) endpoint {
 		return endpoint{method: "POST", path: "/v1/actions/" + action, body: `{"targets":["` + target + `"]}`,
 			roles: roles, mutating: true, want: 200, route: "POST /v1/actions/{action...}"}
@@ -127,6 +131,8 @@ func (b *authBundle) endpoints() []endpoint {
 			body: `{"messages":[{"qos":"EO","sender":"ERP","receivers":["WMS"],"payload_b64":"eA=="}]}`},
 		{method: "GET", path: "/v1/messages/" + b.ndlv, roles: readers, want: 200, route: "GET /v1/messages/{id}"},
 		{method: "GET", path: "/v1/messages/" + b.ndlv + "/payload", roles: operators, want: 200, route: "GET /v1/messages/{id}/payload"},
+		{method: "PUT", path: "/v1/messages/" + b.ndlv + "/payload", roles: operators, mutating: true, want: 200,
+			route: "PUT /v1/messages/{id}/payload", bodyFn: func() string { edits++; return fmt.Sprintf("fix %d", edits) }},
 		act("message.resend", b.ndlv, operators),
 		act("message.fail", b.ndlv, operators),
 		act("blacklist.release", b.ndlv, operators),
@@ -156,7 +162,11 @@ func (b *authBundle) endpoints() []endpoint {
 // returns the status and the decoded error envelope, if any.
 func do(t *testing.T, srv *httptest.Server, e endpoint, auth string) (int, wire.ErrorDetail) {
 	t.Helper()
-	req, err := http.NewRequest(e.method, srv.URL+e.path, strings.NewReader(e.body))
+	body := e.body
+	if e.bodyFn != nil {
+		body = e.bodyFn()
+	}
+	req, err := http.NewRequest(e.method, srv.URL+e.path, strings.NewReader(body))
 	require.NoError(t, err)
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
@@ -278,19 +288,19 @@ func TestRoleMatrix(t *testing.T) {
 	}
 	require.Equal(t, want, got)
 	// The first anonymous refusal, and the roles refused: eleven reading
-	// routes to the producer, payloads to 2 roles, send 3, six operator
-	// actions 2 each, two tx actions 1 each, tune, untune, purge and eoio switch
-	// 3 each.
-	require.Len(t, got, 1+11+2+3+6*2+2*1+4*3)
-	// 13 mutating endpoints × 5 anonymous callers: the others are counted,
+	// routes to the producer, payloads to 2 roles, a payload edit to 2,
+	// send 3, six operator actions 2 each, two tx actions 1 each, tune,
+	// untune, purge and eoio switch 3 each.
+	require.Len(t, got, 1+11+2+2+3+6*2+2*1+4*3)
+	// 14 mutating endpoints × 5 anonymous callers: the others are counted,
 	// and the count is written when the server closes.
-	require.Equal(t, 13*5, anonymous)
+	require.Equal(t, 14*5, anonymous)
 	b.api.Close()
 	all := denied()
 	require.Len(t, all, len(got)+1)
 	summary := all[len(all)-1]
 	require.Equal(t, "anonymous", summary.Actor)
-	require.Contains(t, summary.Detail, fmt.Sprintf("%d more requests without a valid token were refused from 127.0.0.1", 13*5-1))
+	require.Contains(t, summary.Detail, fmt.Sprintf("%d more requests without a valid token were refused from 127.0.0.1", 14*5-1))
 
 	// The allowed mutating requests are audited under the token's name.
 	var actors []string

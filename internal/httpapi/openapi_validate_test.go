@@ -245,7 +245,11 @@ func TestOpenAPIDescribesTheAnswers(t *testing.T) {
 		{"GET", "/v1/whoami", "/v1/whoami", "", 200},
 		{"GET", "/v1/names?kind=queue", "/v1/names", "", 200},
 		{"GET", "/v1/eoio", "/v1/eoio", "", 200},
+		{"PUT", "/v1/messages/" + b.ndlv + "/payload", "/v1/messages/{id}/payload", "fixed", 200},
+		{"PUT", "/v1/messages/" + b.ndlv + "/payload", "/v1/messages/{id}/payload", "fixed", 400}, // unchanged
+		{"GET", "/v1/messages/" + b.ndlv, "/v1/messages/{id}", "", 200},                           // with its payload version
 		{"POST", "/v1/actions/message.resend", "/v1/actions/{action}", `{"targets":["` + b.ndlv + `"]}`, 200},
+		{"PUT", "/v1/messages/" + b.ndlv + "/payload", "/v1/messages/{id}/payload", "again", 409}, // TBDL now
 		{"POST", "/v1/actions/tx.commit", "/v1/actions/{action}", `{"targets":["` + b.pend + `"]}`, 200},
 		{"PUT", "/v1/tuning/EO_OUTBOUND_PARALLEL", "/v1/tuning/{param}", `{"sub":"WMS","value":2}`, 200},
 		{"POST", "/v1/purge", "/v1/purge", `{"dry_run":true}`, 200},

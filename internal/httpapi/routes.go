@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +33,7 @@ func (s *Server) table() []route {
 		{Method: "POST", Pattern: "/v1/messages", cmd: "send", mutating: true, handle: s.send},
 		{Method: "GET", Pattern: "/v1/messages/{id}", cmd: "message show", handle: s.getMessage},
 		{Method: "GET", Pattern: "/v1/messages/{id}/payload", cmd: "message payload", handle: s.getPayload},
+		{Method: "PUT", Pattern: "/v1/messages/{id}/payload", cmd: "message edit", mutating: true, handle: s.putPayload},
 		{Method: "POST", Pattern: "/v1/actions/{action...}", permFor: actionPerm, mutating: true, handle: s.act},
 		{Method: "GET", Pattern: "/v1/tuning", cmd: "tune list", handle: s.tuning},
 		{Method: "PUT", Pattern: "/v1/tuning/{param...}", cmd: "tune set", mutating: true, handle: s.tune},
@@ -161,9 +163,31 @@ func (s *Server) getMessage(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getPayload(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.opts.Service.Payload(r.Context(), r.PathValue("id"))
+	id := r.PathValue("id")
+	n := 0
+	if v := r.URL.Query().Get("version"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			return domain.Invalidf("version %q must be a payload version, 1 or more", v)
+		}
+	}
+	// The version read and the payload come from two reads: the ETag is
+	// the version asked for, or the current one read first, so that an
+	// edit in between makes a PUT with it fail rather than overwrite.
+	version := n
+	if n == 0 {
+		m, err := s.opts.Service.Message(r.Context(), id)
+		if err != nil {
+			return err
+		}
+		version = m.PayloadVersion
+	}
+	p, err := s.opts.Service.PayloadVersion(r.Context(), id, n)
 	if err != nil {
 		return err
+	}
+	if version > 0 {
+		w.Header().Set("ETag", wire.VersionTag(version))
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Length", strconv.Itoa(len(p)))
@@ -429,4 +453,61 @@ func writePage[T any](w http.ResponseWriter, limit int, walk func(fn func(T) err
 	}
 	writeJSON(w, http.StatusOK, page)
 	return nil
+}
+
+// putPayload stores a corrected payload (message edit): the body is the
+// payload, byte for byte, read up to engine.max_payload; If-Match names the
+// version it replaces (412 when the message has another now); ?resend=true
+// resends the message in the same step, ?reason= is recorded.
+func (s *Server) putPayload(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	q := r.URL.Query()
+	p := admin.EditParams{ID: id, Reason: q.Get("reason")}
+	switch q.Get("resend") {
+	case "", "false":
+	case "true":
+		p.Resend = true
+	default:
+		return s.refuseEdit(r, id, domain.Invalidf("resend %q must be true or false", q.Get("resend")))
+	}
+	if tags := r.Header.Values("If-Match"); len(tags) > 0 {
+		if len(tags) > 1 {
+			return s.refuseEdit(r, id, domain.Invalidf("the If-Match header is given %d times; give the one version the edit replaces", len(tags)))
+		}
+		n, err := wire.ParseVersionTag(tags[0])
+		if err != nil {
+			return s.refuseEdit(r, id, err)
+		}
+		p.Version = n
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxPayload))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			err = domain.Errorf(domain.ErrTooLarge, "message %s: the new payload is over the limit (engine.max_payload) of %s; nothing was changed",
+				id, domain.FormatBytes(s.opts.MaxPayload))
+		} else {
+			err = domain.Invalidf("request body: %v", err)
+		}
+		return s.refuseEdit(r, id, err)
+	}
+	p.Payload = body
+	res, err := s.opts.Service.EditPayload(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("ETag", wire.VersionTag(res.Current.Version))
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+// refuseEdit audits an edit the server refused before the service saw it,
+// under the action and target the edit would have had, and returns why.
+func (s *Server) refuseEdit(r *http.Request, id string, err error) error {
+	rerr := s.opts.Service.RecordRefusal(context.WithoutCancel(r.Context()),
+		admin.Refusal{Action: string(admin.ActEdit), Targets: []string{id}, Reason: err.Error()})
+	if rerr != nil {
+		s.opts.Logger.Error("recording a refused edit failed", "err", rerr)
+	}
+	return err
 }

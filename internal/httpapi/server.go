@@ -321,6 +321,9 @@ func source(r *http.Request) string {
 func writeError(w http.ResponseWriter, err error) {
 	status, code := http.StatusInternalServerError, "internal"
 	switch {
+	case errors.Is(err, admin.ErrVersionMismatch):
+		// An edit's If-Match named a version the payload no longer has.
+		status, code = http.StatusPreconditionFailed, "conflict"
 	case errors.Is(err, domain.ErrTooLarge):
 		status, code = http.StatusRequestEntityTooLarge, "too_large"
 	case errors.Is(err, domain.ErrInvalid):

@@ -45,7 +45,7 @@ func TestWhoAmI(t *testing.T) {
 	b := setupAuth(t, tokenConfig)
 	read := []string{"audit list", "blacklist list", "completion", "eoio status", "message list", "message show",
 		"node list", "queue blocked", "queue list", "queue show", "tune list", "tx list"}
-	operate := []string{"blacklist fail", "blacklist release", "message fail", "message payload", "message resend",
+	operate := []string{"blacklist fail", "blacklist release", "message edit", "message fail", "message payload", "message resend",
 		"queue start", "queue stop", "tx commit", "tx rollback"}
 	administer := []string{"eoio switch", "purge", "tune set", "tune unset"}
 	sorted := func(lists ...[]string) []string { return slices.Sorted(slices.Values(slices.Concat(lists...))) }

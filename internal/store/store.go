@@ -38,6 +38,13 @@ type Reader interface {
 	MessageByKey(sender, key string) (*domain.Message, error)
 	// Payload returns a message's payload, byte for byte.
 	Payload(id string) ([]byte, error)
+	// PayloadVersions returns how many versions of its payload a message
+	// has: 1 until an edit (Writer.EditPayload) stores another.
+	PayloadVersions(id string) (int, error)
+	// PayloadVersion returns version n of a message's payload, byte for
+	// byte: 1 is the payload it was sent with, the last one what Payload
+	// returns. A version the message does not have is not found.
+	PayloadVersion(id string, n int) ([]byte, error)
 	// History returns a message's status changes, oldest first.
 	History(id string) ([]domain.HistoryEntry, error)
 	// Messages calls fn for each message matching f, in id order (which is
@@ -124,6 +131,15 @@ type Writer interface {
 	// DLVD, one new message per receiver, sharing its payload); none make
 	// it NDLV.
 	Route(p RouteParams) (*RouteResult, error)
+	// EditPayload replaces a message's payload by a new version, by
+	// compare-and-set on its status (p.From) and on its current version
+	// (p.Version; another is an error wrapping ErrVersionChanged). The
+	// earlier versions are kept (PayloadVersion); the message keeps its
+	// status, queue and seq; its size becomes the new payload's, and
+	// p.History is recorded from and to its status. A message whose
+	// payload is shared with others (the messages a split made) gets a
+	// payload of its own; theirs does not change.
+	EditPayload(p EditPayloadParams) (*domain.Message, error)
 	// Move takes a message out of its queue and puts it at the end of
 	// p.Queue, by compare-and-set on its status as Transition does: its
 	// status stays, it gets a new seq in the queue it joins (none while
@@ -138,6 +154,23 @@ type Writer interface {
 	// (AssignCode holds the rule of which code a receiver gets.)
 	PutReceiverCode(receiver, code string) (ok bool, err error)
 }
+
+// EditPayloadParams describe one EditPayload.
+type EditPayloadParams struct {
+	ID string
+	// From lists the statuses the message may have now; anything else is a conflict.
+	From []domain.Status
+	// Version is the version the edit replaces: the message's current one.
+	Version int
+	Payload []byte
+	// History is recorded as the edit's history entry; the store fills in
+	// From and To (both the message's status) and, when zero, At.
+	History domain.HistoryEntry
+}
+
+// ErrVersionChanged marks an EditPayload whose Version is no longer the
+// message's current one: another edit came first.
+var ErrVersionChanged = domain.Errorf(domain.ErrConflict, "the payload has another version now")
 
 // MoveParams describe one Move.
 type MoveParams struct {

@@ -27,6 +27,10 @@ type pendingAction struct {
 	// command is the queuectl command the action runs, which the role
 	// must be allowed.
 	command string
+	// edit is the payload edit the dialog stores; resendable says r may
+	// resend it too, and resend that it was asked to.
+	edit               *editSession
+	resendable, resend bool
 }
 
 // verb describes a message action: its words and the status it leads to.

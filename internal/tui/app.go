@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"time"
 
 	"github.com/charmbracelet/bubbles/textinput"
@@ -44,6 +45,9 @@ type Options struct {
 	Now func() time.Time
 	// Timeout bounds each request to the service (default DefaultTimeout).
 	Timeout time.Duration
+	// Editor, if set, makes the command that edits a payload file (e on a
+	// message); by default $VISUAL or $EDITOR on the terminal.
+	Editor func(file string) *exec.Cmd
 }
 
 // DefaultTimeout bounds each request when Options do not.
@@ -283,6 +287,16 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.pending == nil && msg.pending != nil {
 			m.pending = msg.pending
 		}
+		return m, nil
+	case editReadyMsg:
+		m.preparing = false
+		if msg.err != nil {
+			m.setError(msg.err)
+			return m, nil
+		}
+		return m, m.openEditor(msg.s)
+	case editedMsg:
+		m.edited(msg)
 		return m, nil
 	case tea.KeyMsg:
 		return m.handleKey(msg)

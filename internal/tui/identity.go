@@ -14,7 +14,7 @@ import (
 
 // actionCommands are the commands behind the TUI's actions: a role that
 // may run none of them gets a read-only TUI.
-var actionCommands = []string{"message resend", "message fail", "blacklist release", "blacklist fail",
+var actionCommands = []string{"message resend", "message fail", "message edit", "blacklist release", "blacklist fail",
 	"queue stop", "queue start", "tune set", "tune unset"}
 
 // Identify asks the service who the TUI acts for. It refuses a caller that

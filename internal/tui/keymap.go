@@ -43,7 +43,7 @@ func DefaultKeyMap() KeyMap {
 		Release:   b("release the selection (crashes reset)", "r"),
 		Fail:      b("fail the selection", "f"),
 		StopStart: b("stop or start the selected queues", "s"),
-		Edit:      b("edit the selected tuning value", "e"),
+		Edit:      b("edit the selected message's payload in $EDITOR (Tuning: the selected value)", "e"),
 		Unset:     b("unset the selected tuning value", "u"),
 		Refresh:   b("refresh now", "ctrl+r"),
 		Pause:     b("pause or resume live refresh", "p"),

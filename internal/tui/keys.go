@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"os"
 	"slices"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -161,7 +162,7 @@ func (m *Model) detailKey(msg tea.KeyMsg) tea.Cmd {
 	k, d := m.keys, m.detail
 	switch {
 	case m.scroll(msg, &d.offset):
-	case key.Matches(msg, k.Resend, k.Fail) && d.msg != nil:
+	case key.Matches(msg, k.Resend, k.Fail, k.Edit) && d.msg != nil:
 		return m.startAction(msg, []item{{key: d.msg.ID, msg: d.msg}})
 	}
 	return nil
@@ -235,7 +236,10 @@ func (m *Model) startAction(msg tea.KeyMsg, sel []item) tea.Cmd {
 			p = queueAction(sel)
 		}
 	case key.Matches(msg, k.Edit):
-		if m.view == viewTuning && sel[0].tune != nil {
+		if m.view != viewTuning {
+			return m.startEdit(msg, sel)
+		}
+		if sel[0].tune != nil {
 			p = tuneAction(sel[0].tune)
 		}
 	case key.Matches(msg, k.Unset):
@@ -280,6 +284,11 @@ func (m *Model) dialogKey(msg tea.KeyMsg) tea.Cmd {
 	switch msg.String() {
 	case "y", "Y":
 		return m.confirm()
+	case "r":
+		if p.edit != nil && p.resendable {
+			p.resend = true
+			return m.confirm()
+		}
 	case "n", "N", "esc", "q", "enter":
 		m.cancelDialog()
 	}
@@ -287,6 +296,9 @@ func (m *Model) dialogKey(msg tea.KeyMsg) tea.Cmd {
 }
 
 func (m *Model) cancelDialog() {
+	if m.pending.edit != nil {
+		os.Remove(m.pending.edit.file) // the operator dropped the edit
+	}
 	m.pending = nil
 	m.status = components.StatusLine{Text: "cancelled; nothing changed"}
 }

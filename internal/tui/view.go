@@ -308,12 +308,17 @@ func (m *Model) hints() string {
 		offer(k.Resend, "message resend")
 		offer(k.Fail, "message fail")
 		offer(k.StopStart, "queue stop")
+		if m.view == viewBlocked {
+			offer(k.Edit, "message edit") // the head's payload
+		}
 	case viewBlacklist:
 		offer(k.Release, "blacklist release")
 		offer(k.Fail, "blacklist fail")
+		offer(k.Edit, "message edit")
 	case viewMessages, viewDetail:
 		offer(k.Resend, "message resend")
 		offer(k.Fail, "message fail")
+		offer(k.Edit, "message edit")
 	case viewTuning:
 		offer(k.Edit, "tune set")
 		offer(k.Unset, "tune unset")

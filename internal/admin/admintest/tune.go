@@ -87,12 +87,12 @@ func testTuneInvalid(t *testing.T, b *bundle) {
 		msg string
 	}{
 		"unknown param": {set("EO_PARALLEL", "", "2"), `parameter "EO_PARALLEL" is not one of EO_INBOUND_PARALLEL, EO_OUTBOUND_PARALLEL`},
-		"lower param": {set("eo_inbound_parallel", "CENTRAL", "2"),
-			`parameter "eo_inbound_parallel" is not one of EO_INBOUND_PARALLEL, EO_OUTBOUND_PARALLEL (did you mean EO_INBOUND_PARALLEL?)`},
+		"mistyped param": {set("eo_inbound_paralel", "CENTRAL", "2"),
+			`parameter "eo_inbound_paralel" is not one of EO_INBOUND_PARALLEL, EO_OUTBOUND_PARALLEL (did you mean EO_INBOUND_PARALLEL?)`},
 		"empty param": {set("", "", "2"), `parameter "" is not one of EO_INBOUND_PARALLEL, EO_OUTBOUND_PARALLEL`},
 		"no sub":      {set(eoInbound, "", "2"), `EO_INBOUND_PARALLEL needs --sub SENDER, CENTRAL or RECEIVER (the node role it applies to), not ""`},
-		"bad sub": {set(eoInbound, "central", "2"),
-			`EO_INBOUND_PARALLEL needs --sub SENDER, CENTRAL or RECEIVER (the node role it applies to), not "central" (did you mean CENTRAL?)`},
+		"bad sub": {set(eoInbound, "centrl", "2"),
+			`EO_INBOUND_PARALLEL needs --sub SENDER, CENTRAL or RECEIVER (the node role it applies to), not "centrl" (did you mean CENTRAL?)`},
 		"unconfigured receiver": {set(eoOutbound, "wms", "2"),
 			"EO_OUTBOUND_PARALLEL --sub wms: no receiver wms is configured (did you mean WMS?); nothing was changed"},
 		"mistyped receiver": {set(eoOutbound, "ARCHVE", "2"),
@@ -130,6 +130,31 @@ func testTuneInvalid(t *testing.T, b *bundle) {
 		require.Equal(t, domain.AuditError, a.Result)
 		require.Contains(t, []string{"tune.set", "tune.unset"}, a.Action)
 	}
+}
+
+// testTuneKeywordCase: parameter names and node-role subparameters are
+// keywords, matched in any case like statuses and qos, and stored, shown
+// and audited in the case queuectl writes them; a receiver is a name, and
+// must be given as configured.
+func testTuneKeywordCase(t *testing.T, b *bundle) {
+	e, err := b.svc.Tune(b.ctx, set("eo_inbound_parallel", "central", "2"))
+	require.NoError(t, err)
+	require.Equal(t, eoInbound, e.Param)
+	require.Equal(t, "CENTRAL", e.Sub)
+	require.Equal(t, 2, e.Value)
+	e, err = b.svc.Tune(b.ctx, set("Eo_Outbound_Parallel", "WMS", "3"))
+	require.NoError(t, err)
+	require.Equal(t, eoOutbound, e.Param)
+	e, err = b.svc.Tune(b.ctx, unset("eo_outbound_parallel", "WMS"))
+	require.NoError(t, err)
+	require.Equal(t, eoOutbound, e.Param)
+	_, err = b.svc.Tune(b.ctx, set(eoOutbound, "wms", "3"))
+	require.ErrorIs(t, err, domain.ErrInvalid, "a receiver's name keeps its case")
+	var targets []string
+	for _, a := range b.auditLog(t, admin.AuditFilter{OldestFirst: true, Result: domain.AuditOK}) {
+		targets = append(targets, a.Targets...)
+	}
+	require.Equal(t, []string{"EO_INBOUND_PARALLEL/CENTRAL", "EO_OUTBOUND_PARALLEL/WMS", "EO_OUTBOUND_PARALLEL/WMS"}, targets)
 }
 
 // testTuneStoredReceiver: a receiver this configuration does not name but

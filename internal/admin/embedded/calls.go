@@ -127,6 +127,17 @@ func (s *Service) Payload(ctx context.Context, id string) ([]byte, error) {
 	return call(ctx, s, func(svc admin.Service) ([]byte, error) { return svc.Payload(ctx, id) })
 }
 
+// EditPayload stores a corrected payload. An edit names the version it
+// replaces, so one tried again after a lost answer changes nothing twice.
+func (s *Service) EditPayload(ctx context.Context, p admin.EditParams) (*admin.EditResult, error) {
+	return call(ctx, s, func(svc admin.Service) (*admin.EditResult, error) { return svc.EditPayload(ctx, p) })
+}
+
+// PayloadVersion returns one version of a message's payload.
+func (s *Service) PayloadVersion(ctx context.Context, id string, n int) ([]byte, error) {
+	return call(ctx, s, func(svc admin.Service) ([]byte, error) { return svc.PayloadVersion(ctx, id, n) })
+}
+
 // Act applies an action. A target changes by compare-and-set, so an action
 // tried again after a lost answer changes nothing twice.
 func (s *Service) Act(ctx context.Context, p admin.ActParams) (*admin.BulkResult, error) {

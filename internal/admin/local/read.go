@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path"
 	"slices"
 	"strings"
@@ -88,6 +89,9 @@ func (s *Service) Queue(ctx context.Context, name string) (*domain.Queue, error)
 	var q *domain.Queue
 	err = s.view(ctx, func(r store.Reader) error {
 		rec, err := r.Queue(name)
+		if errors.Is(err, domain.ErrNotFound) {
+			return noQueue(r, name, err)
+		}
 		if err != nil {
 			return err
 		}
@@ -95,6 +99,35 @@ func (s *Service) Queue(ctx context.Context, name string) (*domain.Queue, error)
 		return err
 	})
 	return q, err
+}
+
+// maxSuggestQueues bounds how many queue names a not-found lookup reads for
+// a suggestion.
+const maxSuggestQueues = 100000
+
+// noQueue is the not-found error of a queue name, with the name it most
+// likely meant: queue names are uppercase, so xbqod367invoices_fr means
+// XBQOD367INVOICES_FR.
+func noQueue(r store.Reader, name string, notFound error) error {
+	var names []string
+	err := r.Queues("", func(rec *store.QueueRecord) error {
+		names = append(names, rec.Name)
+		if len(names) == maxSuggestQueues {
+			return store.ErrStop
+		}
+		return nil
+	})
+	if err != nil {
+		return notFound
+	}
+	hint := "queuectl queue list lists the queues; --name 'XBQ*' finds them by name"
+	if s := domain.Suggest(name, names); s != "" {
+		if strings.EqualFold(s, name) {
+			hint = "queue names are uppercase"
+		}
+		return domain.WithHint(domain.ErrNotFound, fmt.Sprintf("queue %s does not exist (did you mean %s?)", name, s), hint)
+	}
+	return domain.WithHint(domain.ErrNotFound, notFound.Error(), hint)
 }
 
 // summarise derives what `queue list` shows from a queue record: the state
@@ -207,6 +240,9 @@ func (s *Service) Message(ctx context.Context, id string) (*domain.Message, erro
 	err = s.view(ctx, func(r store.Reader) error {
 		var err error
 		if m, err = r.Message(id); err != nil {
+			return err
+		}
+		if m.PayloadVersion, err = r.PayloadVersions(id); err != nil {
 			return err
 		}
 		m.History, err = r.History(id)

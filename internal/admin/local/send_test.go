@@ -39,7 +39,8 @@ func TestSend(t *testing.T) {
 	got, err := b.svc.Message(b.ctx, m.ID)
 	require.NoError(t, err)
 	require.Equal(t, []domain.HistoryEntry{{At: b.now, To: domain.StatusTBDL, Actor: "local:test", Reason: "sent"}}, got.History)
-	got.History = nil
+	require.Equal(t, 1, got.PayloadVersion, "message show names the payload's version: 1 as sent")
+	got.History, got.PayloadVersion = nil, 0
 	require.Equal(t, m, got, "Send returns the message as stored")
 
 	p, err := b.svc.Payload(b.ctx, m.ID)

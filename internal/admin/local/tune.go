@@ -86,7 +86,7 @@ func roleSub(queue string) string {
 // unsetting a value that is not set changes nothing, is audited as a
 // conflict and is reported as not found.
 func (s *Service) Tune(ctx context.Context, p admin.TuneParams) (*admin.TuningEntry, error) {
-	s = s.as(ctx)
+	s, p = s.as(ctx), p.Canonical()
 	action := "tune.set"
 	if p.Unset {
 		action = "tune.unset"

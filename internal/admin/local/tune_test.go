@@ -113,10 +113,10 @@ func TestTuneValidation(t *testing.T) {
 		wantErr string
 	}{
 		{"unknown parameter", set("EO_PARALLEL", "", "2"), `parameter "EO_PARALLEL" is not one of EO_INBOUND_PARALLEL, EO_OUTBOUND_PARALLEL`},
-		{"lowercase parameter", set("eo_inbound_parallel", "CENTRAL", "2"), "did you mean EO_INBOUND_PARALLEL?"},
-		{"lowercase outbound parameter", set("Eo_Outbound_Parallel", "", "2"), "did you mean EO_OUTBOUND_PARALLEL?"},
+		{"mistyped parameter", set("eo_inbound_paralel", "CENTRAL", "2"), "did you mean EO_INBOUND_PARALLEL?"},
+		{"mistyped outbound parameter", set("Eo_Outbond_Parallel", "", "2"), "did you mean EO_OUTBOUND_PARALLEL?"},
 		{"inbound without sub", set(placement.ParamEOInbound, "", "2"), "needs sub SENDER, CENTRAL or RECEIVER"},
-		{"inbound lowercase sub", set(placement.ParamEOInbound, "central", "2"), `not "central" (did you mean CENTRAL?)`},
+		{"inbound mistyped sub", set(placement.ParamEOInbound, "centrl", "2"), `not "centrl" (did you mean CENTRAL?)`},
 		{"inbound receiver name as sub", set(placement.ParamEOInbound, "WMS", "2"), `not "WMS"`},
 		{"outbound unconfigured receiver", set(placement.ParamEOOutbound, "wms", "2"), "no receiver wms is configured (did you mean WMS?)"},
 		{"outbound receiver too long", set(placement.ParamEOOutbound, strings.Repeat("W", 61), "2"), "is configured"},

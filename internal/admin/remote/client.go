@@ -180,10 +180,21 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	return nil
 }
 
+// rawBody is a request body sent as it is, not as JSON (a payload), with
+// headers of its own.
+type rawBody struct {
+	data   []byte
+	header http.Header
+}
+
 // send performs a request and returns a 2xx response for the caller to read.
 func (c *Client) send(ctx context.Context, method, path string, query url.Values, body any) (*http.Response, error) {
 	var rd io.Reader
-	if body != nil {
+	raw, isRaw := body.(rawBody)
+	switch {
+	case isRaw:
+		rd = bytes.NewReader(raw.data)
+	case body != nil:
 		b, err := json.Marshal(body)
 		if err != nil {
 			return nil, err
@@ -198,7 +209,13 @@ func (c *Client) send(ctx context.Context, method, path string, query url.Values
 	if err != nil {
 		return nil, err
 	}
-	if body != nil {
+	switch {
+	case isRaw:
+		req.Header.Set("Content-Type", "application/octet-stream")
+		for k, v := range raw.header {
+			req.Header[k] = v
+		}
+	case body != nil:
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if c.token != "" {
@@ -259,6 +276,10 @@ func (c *Client) decodeError(resp *http.Response) error {
 	default:
 		hint = "the server knows no such token: check --token, --token-file or the context's token_file; " +
 			"'queuectl token create' makes a token and the config line that grants it"
+	}
+	if resp.StatusCode == http.StatusPreconditionFailed {
+		// An edit's If-Match named a version the payload no longer has.
+		return admin.VersionMismatch(body.Error.Message, hint)
 	}
 	if i := body.Error.Index; i != nil && *i >= 0 {
 		// A refused message of a send: rebuild the error the service

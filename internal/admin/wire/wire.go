@@ -396,3 +396,22 @@ func parseTime(q url.Values, k string) (time.Time, error) {
 	}
 	return t, nil
 }
+
+// VersionTag is the ETag of a payload version: the version number, quoted
+// (RFC 9110 §8.8.3), as If-Match gives it back to PUT /v1/messages/{id}/payload.
+func VersionTag(n int) string { return `"` + strconv.Itoa(n) + `"` }
+
+// ParseVersionTag reads the If-Match header of a payload edit: one version
+// tag, quoted or not. A weak tag, a list or "*" is refused: an edit names
+// the one version it replaces.
+func ParseVersionTag(v string) (int, error) {
+	s := strings.TrimSpace(v)
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		s = s[1 : len(s)-1]
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || strings.HasPrefix(s, "+") {
+		return 0, domain.Invalidf(`If-Match %q must name one payload version, as the ETag of GET /v1/messages/{id}/payload gives it (like "2")`, v)
+	}
+	return n, nil
+}

@@ -155,6 +155,11 @@ func checkBulkArgs(a *BulkAction, opts *BulkOptions) error {
 	switch {
 	case opts.All && len(opts.Args) > 0:
 		return domain.WithHint(domain.ErrInvalid, fmt.Sprintf("give %ss or --all, not both", targetWord(a)), hint)
+	case !opts.All && len(opts.Args) == 0 && len(opts.FilterFlags) > 0:
+		// Filters name no targets by themselves: they select for --all.
+		return noTargets{domain.WithHint(domain.ErrInvalid,
+			fmt.Sprintf("no %ss to %s: %s selects %ss only with --all", targetWord(a), a.Verb, strings.Join(opts.FilterFlags, ", "), a.Noun),
+			fmt.Sprintf("add --all to %s what the filters select (--dry-run first shows what that is)", a.Verb))}
 	case !opts.All && len(opts.Args) == 0:
 		return noTargets{domain.WithHint(domain.ErrInvalid, fmt.Sprintf("no %ss to %s", targetWord(a), a.Verb), hint)}
 	case len(opts.Args) > 1 && containsDash(opts.Args):

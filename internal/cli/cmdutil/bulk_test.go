@@ -432,6 +432,8 @@ func TestBulkUsageErrors(t *testing.T) {
 		{"ids and --all", func(o *cmdutil.BulkOptions) { o.Args, o.All = []string{testID(0)}, true }, "give message ids or --all, not both"},
 		{"- and --all", func(o *cmdutil.BulkOptions) { o.Args, o.All = []string{"-"}, true }, "not both"},
 		{"- and ids", func(o *cmdutil.BulkOptions) { o.Args = []string{testID(0), "-"} }, "- reads the message ids from stdin; give it alone"},
+		{"only filters", func(o *cmdutil.BulkOptions) { o.FilterFlags = []string{"--receiver"} },
+			"no message ids to resend: --receiver selects messages only with --all"},
 		{"filters without --all", func(o *cmdutil.BulkOptions) {
 			o.Args, o.FilterFlags = []string{testID(0)}, []string{"--status", "--queue"}
 		}, "--status, --queue selects messages for --all"},

@@ -18,6 +18,9 @@ type Page[T any] struct {
 	Walk func(limit int, add func(T) error) error
 	// Empty is the hint when nothing matches (a plain text, no verbs).
 	Empty string
+	// Why, if set, adds to Empty why nothing matched: a name the filters
+	// give that does not exist, and the one it most likely meant.
+	Why func() string
 }
 
 // PrintPage streams a page in the chosen format. It asks for one item more
@@ -48,7 +51,15 @@ func PrintPage[T any](out io.Writer, format output.Format, hintf func(string, ..
 	}
 	switch {
 	case l.Count() == 0 && format.Tabular():
-		hintf(p.Empty)
+		why := ""
+		if p.Why != nil {
+			why = p.Why()
+		}
+		if why == "" {
+			hintf(p.Empty)
+		} else {
+			hintf("%s", p.Empty+why)
+		}
 	case more:
 		hintf("showing the first %d; next page: --after %s (or --limit 0 for all)", p.Limit, p.Cursor(last))
 	}

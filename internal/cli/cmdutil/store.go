@@ -90,7 +90,11 @@ func selectedContext(c *config.Config) (string, config.Context, error) {
 	}
 	ctx, ok := c.Contexts[name]
 	if !ok {
-		return "", config.Context{}, domain.Invalidf("context %q is not defined under contexts: in the config file", name)
+		field := "context"
+		if name != c.Context {
+			field = "current_context"
+		}
+		return "", config.Context{}, c.UndefinedContext(field, name)
 	}
 	return name, ctx, nil
 }

@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -29,7 +30,7 @@ type WatchOptions struct {
 func AddWatchFlags(cmd *cobra.Command, o *WatchOptions) {
 	fl := cmd.Flags()
 	fl.BoolVarP(&o.Watch, "watch", "w", false,
-		"list again every --interval until interrupted: redrawn in place on a terminal, one snapshot after another otherwise")
+		"list again every --interval until interrupted (Ctrl-C: exit 130): redrawn in place on a terminal, otherwise one snapshot after another, each table under a line with its time")
 	fl.DurationVar(&o.Interval, "interval", DefaultWatchInterval, "with --watch: how often to list again")
 	prev := cmd.PreRunE
 	cmd.PreRunE = func(c *cobra.Command, args []string) error {
@@ -57,12 +58,14 @@ func (o *WatchOptions) check() error {
 type Snapshot func(ctx context.Context, out io.Writer, hintf func(format string, args ...any)) error
 
 // Watch runs snapshot once — or, with --watch, once now and again on every
-// tick of the Factory's ticker until ctx ends (Ctrl-C, --timeout), which
-// is how a watch ends: without an error. On a terminal each snapshot
-// replaces the last on the screen, under a line that says what is watched
-// and when it was listed, hints included (kubectl get -w, watch(1)); off a
-// terminal the snapshots follow one another, tables a blank line apart,
-// for a log or a pipe. title names the command (queuectl queue list).
+// tick of the Factory's ticker until ctx ends: Ctrl-C ends it as it ends
+// every other command (context.Canceled: exit 130), --timeout without an
+// error. On a terminal each snapshot replaces the last on the screen,
+// under a line that says what is watched and when it was listed, hints
+// included (kubectl get -w, watch(1)); off a terminal the snapshots follow
+// one another, each table under the same line, so that a log tells when
+// each was taken (the machine formats stay as they are, for their
+// parsers). title names the command (queuectl queue list).
 func (f *Factory) Watch(ctx context.Context, o WatchOptions, title string, snapshot Snapshot) error {
 	if err := o.check(); err != nil {
 		return err
@@ -74,7 +77,7 @@ func (f *Factory) Watch(ctx context.Context, o WatchOptions, title string, snaps
 	for n := 0; ; n++ {
 		err := f.watchSnapshot(ctx, o, title, n, snapshot)
 		if ctx.Err() != nil {
-			return nil // the watch was ended while it listed
+			return watchEnd(ctx) // the watch was ended while it listed
 		}
 		if err != nil {
 			return err
@@ -87,19 +90,29 @@ func (f *Factory) Watch(ctx context.Context, o WatchOptions, title string, snaps
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return watchEnd(ctx)
 		case <-tick:
 		}
 	}
 }
 
+// watchEnd is how a watch ends with its context: interrupted (exit 130)
+// by Ctrl-C or a signal, without an error at its --timeout.
+func watchEnd(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return ctx.Err()
+	}
+	return nil
+}
+
 // watchSnapshot takes the n-th snapshot of a watch.
 func (f *Factory) watchSnapshot(ctx context.Context, o WatchOptions, title string, n int, snapshot Snapshot) error {
 	if !f.IO.StdoutTTY {
-		if n > 0 {
-			if format, err := f.Format(); err == nil && format.Tabular() {
+		if format, err := f.Format(); err == nil && format.Tabular() {
+			if n > 0 {
 				fmt.Fprintln(f.IO.Out)
 			}
+			fmt.Fprintln(f.IO.Out, watchTitle(o, title, f.Now()))
 		}
 		return snapshot(ctx, f.IO.Out, f.Hintf)
 	}
@@ -114,7 +127,7 @@ func (f *Factory) watchSnapshot(ctx context.Context, o WatchOptions, title strin
 	}
 	var b bytes.Buffer
 	b.WriteString("\x1b[H\x1b[2J") // home, clear the screen
-	fmt.Fprintf(&b, "Every %s: %s    %s\n\n", o.Interval, title, f.Now().UTC().Format(time.RFC3339))
+	fmt.Fprintf(&b, "%s\n\n", watchTitle(o, title, f.Now()))
 	b.Write(screen.Bytes())
 	if c, err := f.Config(); hints.Len() > 0 && err == nil && !c.Quiet {
 		for _, line := range strings.SplitAfter(strings.TrimSuffix(hints.String(), "\n"), "\n") {
@@ -123,6 +136,12 @@ func (f *Factory) watchSnapshot(ctx context.Context, o WatchOptions, title strin
 	}
 	_, err = f.IO.Out.Write(b.Bytes())
 	return err
+}
+
+// watchTitle is the line over each snapshot: what is watched, and when
+// the snapshot was taken.
+func watchTitle(o WatchOptions, title string, at time.Time) string {
+	return fmt.Sprintf("Every %s: %s    %s", o.Interval, title, at.UTC().Format(time.RFC3339))
 }
 
 // ticker returns the Factory's ticker, time's by default.

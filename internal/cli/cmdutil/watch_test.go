@@ -56,7 +56,7 @@ func (b *watchBundle) snapshot(_ context.Context, w io.Writer, hintf func(string
 }
 
 // run watches for three snapshots — one at once, one on each of two ticks
-// — and ends the watch as Ctrl-C would.
+// — and ends the watch as Ctrl-C would: interrupted, as every command.
 func (b *watchBundle) run(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -70,17 +70,19 @@ func (b *watchBundle) run(t *testing.T) {
 	b.ticks <- time.Time{}
 	require.Equal(t, 3, <-b.snapshots)
 	cancel()
-	require.NoError(t, <-errc, "interrupting a watch is how it ends")
+	require.ErrorIs(t, <-errc, context.Canceled, "Ctrl-C interrupts a watch (exit 130)")
 	require.Equal(t, 2*time.Second, b.tickerMade)
 }
 
 // Off a terminal, every snapshot follows the last (tables a blank line
-// apart), its hints on stderr: a log, or a pipe.
+// apart, each under the line that says when it was taken), its hints on
+// stderr: a log, or a pipe.
 func TestWatchOffATerminal(t *testing.T) {
 	t.Parallel()
 	b := setupWatch(t, false, "table")
 	b.run(t)
-	require.Equal(t, "ROW 1\n\nROW 2\n\nROW 3\n", b.out.String())
+	title := "Every 2s: queuectl queue list    2026-03-10T12:00:00Z\n"
+	require.Equal(t, title+"ROW 1\n\n"+title+"ROW 2\n\n"+title+"ROW 3\n", b.out.String())
 	require.Equal(t, "queuectl: hint 1\nqueuectl: hint 2\nqueuectl: hint 3\n", b.err.String())
 
 	b = setupWatch(t, false, "jsonl")

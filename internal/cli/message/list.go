@@ -168,6 +168,7 @@ func RunList(ctx context.Context, opts *ListOptions) error {
 			return svc.Messages(ctx, f, add)
 		},
 		Empty: "no messages match",
+		Why:   func() string { return cmdutil.UnknownNames(ctx, svc, f.Queues, f.Receivers) },
 	})
 }
 

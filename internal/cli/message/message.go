@@ -18,11 +18,11 @@ import (
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "message",
-		Short: "List, inspect, read, resend and fail messages",
+		Short: "List, inspect, read, correct, resend and fail messages",
 		Args:  cobra.ArbitraryArgs,
 		RunE:  cmdutil.RunGroup,
 	}
-	cmd.AddCommand(NewListCmd(f, nil), NewShowCmd(f, nil), NewPayloadCmd(f, nil), NewResendCmd(f, nil), NewFailCmd(f, nil))
+	cmd.AddCommand(NewListCmd(f, nil), NewShowCmd(f, nil), NewPayloadCmd(f, nil), NewEditCmd(f, nil), NewResendCmd(f, nil), NewFailCmd(f, nil))
 	return cmd
 }
 

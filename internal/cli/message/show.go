@@ -123,6 +123,9 @@ func printMessage(w io.Writer, m *domain.Message, payload []byte, preview int, n
 		[2]string{"Attempts", strconv.Itoa(m.Attempts)},
 		[2]string{"Crashes", strconv.Itoa(m.Crashes)},
 	)
+	if m.PayloadVersion > 1 {
+		pairs = append(pairs, [2]string{"Payload version", fmt.Sprintf("%d (edited; 'message payload %s --version 1' is the original)", m.PayloadVersion, m.ID)})
+	}
 	if m.Error != "" {
 		pairs = append(pairs, [2]string{"Error", fmt.Sprintf("%s (%s)", m.Error, output.Dash(string(m.ErrorClass)))})
 	}

@@ -46,8 +46,8 @@ func NewListCmd(f *cmdutil.Factory, runF func(context.Context, *ListOptions) err
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the nodes serving the store: address, heartbeat, liveness, queues owned, in-flight",
-		Long: `List the nodes that serve the store, one row per incarnation (a restarted
-node keeps its id and gets a new incarnation).
+		Long: `List the nodes that serve the store, one row per incarnation: a restarted
+node keeps its id and gets a new incarnation, which INCARNATION tells apart.
 
 On PostgreSQL these are the nodes of the cluster: every live one, the
 dead ones whose crash recovery has not run yet, and those that stopped or
@@ -118,7 +118,8 @@ func RunList(ctx context.Context, opts *ListOptions) error {
 func columns(now func() time.Time) []output.Column[admin.Node] {
 	return []output.Column[admin.Node]{
 		{Header: "ID", Max: 64, Value: func(n admin.Node) string { return n.ID }},
-		{Header: "INCARNATION", Max: 20, Wide: true, Value: func(n admin.Node) string {
+		// A restarted node keeps its id: the incarnation tells its rows apart.
+		{Header: "INCARNATION", Max: 20, Value: func(n admin.Node) string {
 			return strconv.FormatUint(n.Incarnation, 10)
 		}},
 		{Header: "ADDRESS", Max: 80, Value: func(n admin.Node) string { return output.Dash(n.Address) }},

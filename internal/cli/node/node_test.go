@@ -57,9 +57,9 @@ func TestRunListTable(t *testing.T) {
 	b := setup(t, output.Table, false)
 	require.NoError(t, RunList(context.Background(), b.opts))
 	require.Equal(t, ""+
-		"ID      ADDRESS        STATE  STARTED  HEARTBEAT  QUEUES  IN FLIGHT\n"+
-		"node-a  10.0.0.1:7870  alive  3h       1s         12      5\n"+
-		"node-b  10.0.0.2:7870  dead   5h       2m         0       1\n", b.out.String())
+		"ID      INCARNATION  ADDRESS        STATE  STARTED  HEARTBEAT  QUEUES  IN FLIGHT\n"+
+		"node-a  7            10.0.0.1:7870  alive  3h       1s         12      5\n"+
+		"node-b  4            10.0.0.2:7870  dead   5h       2m         0       1\n", b.out.String())
 	require.Empty(t, b.hints)
 }
 

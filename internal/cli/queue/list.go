@@ -3,8 +3,10 @@ package queue
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -159,9 +161,52 @@ func RunList(ctx context.Context, opts *ListOptions) error {
 		return err
 	}
 	if l.Count() == 0 && format.Tabular() {
-		opts.Hintf("no queues match")
+		opts.Hintf("%s", noMatch(ctx, svc, f))
 	}
 	return nil
+}
+
+// noMatch says that the filters matched no queue and, for a --name that
+// matched none, which pattern would: queue names are uppercase, and --name
+// is a shell pattern, so xbq most likely meant 'XBQ*'.
+func noMatch(ctx context.Context, svc admin.Service, f admin.QueueFilter) string {
+	if f.Name == "" {
+		return "no queues match" + cmdutil.UnknownNames(ctx, svc, nil, f.Receivers)
+	}
+	msg := fmt.Sprintf("no queue matches --name %s", f.Name)
+	var tries []string
+	try := func(p string) {
+		if p != f.Name && !slices.Contains(tries, p) {
+			tries = append(tries, p)
+		}
+	}
+	try(strings.ToUpper(f.Name))
+	wildcard := strings.ContainsAny(f.Name, "*?[")
+	if !wildcard {
+		try(f.Name + "*")
+		try(strings.ToUpper(f.Name) + "*")
+	}
+	for _, p := range tries {
+		g := f
+		g.Name, g.After, g.Limit = p, "", 1
+		found := false
+		err := svc.Queues(ctx, g, func(*domain.Queue) error {
+			found = true
+			return admin.ErrStop
+		})
+		if err != nil || !found {
+			continue
+		}
+		var why []string
+		if !strings.HasPrefix(p, f.Name) {
+			why = append(why, "queue names are uppercase")
+		}
+		if !wildcard && strings.HasSuffix(p, "*") {
+			why = append(why, "--name is a pattern of whole names, * and ? as in the shell")
+		}
+		return fmt.Sprintf("%s (did you mean --name '%s'? %s)", msg, p, strings.Join(why, "; "))
+	}
+	return msg
 }
 
 // The orders of --sort.

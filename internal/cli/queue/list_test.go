@@ -3,6 +3,7 @@ package queue_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -94,7 +95,7 @@ func setupList(t *testing.T, format output.Format) *listBundle {
 		},
 		Format: func() (output.Format, error) { return format, nil },
 		Now:    func() time.Time { return now },
-		Hintf:  func(format string, _ ...any) { b.hints = append(b.hints, format) },
+		Hintf:  func(format string, args ...any) { b.hints = append(b.hints, fmt.Sprintf(format, args...)) },
 	}
 	return b
 }
@@ -117,7 +118,7 @@ func TestRunListFilter(t *testing.T) {
 		Name:      "XBQ*", After: "XBQIA", Limit: 5,
 	}, b.admin.filter)
 	require.Empty(t, b.out.String())
-	require.Equal(t, []string{"no queues match"}, b.hints)
+	require.Equal(t, []string{"no queue matches --name XBQ*"}, b.hints)
 }
 
 func TestRunListUsageErrors(t *testing.T) {

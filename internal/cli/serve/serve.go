@@ -14,6 +14,7 @@ import (
 	"os"
 	"slices"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -110,6 +111,15 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 	if err := checkNodeID(opts.NodeID); err != nil {
 		return err
 	}
+	// The TCP address is taken before the store is opened: one in use
+	// fails serve at once, before recovery and the start-up warnings.
+	tl, err := listenTCP(listen, tlsConf)
+	if err != nil {
+		return err
+	}
+	if tl != nil {
+		defer tl.Close() // closed already once it was served
+	}
 	where, err := openStore(ctx, slog.New(h), f, c, listen)
 	if err != nil {
 		return err
@@ -152,7 +162,7 @@ func run(ctx context.Context, f *cmdutil.Factory, opts *Options) error {
 	})
 
 	warnUnconfigured(ctx, svc, slices.Sorted(maps.Keys(c.Receivers)), log)
-	servers, apiFailed, err := startAPI(api, where.sock, listen, tlsConf, log)
+	servers, apiFailed, err := startAPI(api, where.sock, tl, tlsConf != nil, log)
 	if err != nil {
 		return err
 	}
@@ -257,22 +267,37 @@ func loadTLS(cert, key string) (*tls.Config, error) {
 	return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, nil
 }
 
+// listenTCP takes the TCP address of --listen, if any: a TLS listener
+// with tlsConf. An address another process holds is refused with a hint.
+func listenTCP(listen string, tlsConf *tls.Config) (net.Listener, error) {
+	if listen == "" {
+		return nil, nil
+	}
+	tl, err := net.Listen("tcp", listen)
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return nil, domain.WithHint(domain.ErrUnavailable, fmt.Sprintf("listen on %s: the address is in use by another process", listen),
+			"is another 'queuectl serve' running there? stop it, or give another --listen (or server.listen) address; nothing was started")
+	case errors.Is(err, syscall.EACCES):
+		return nil, domain.WithHint(domain.ErrUnavailable, fmt.Sprintf("listen on %s: permission denied", listen),
+			"a port below 1024 needs privileges: use a higher port; nothing was started")
+	case err != nil:
+		return nil, domain.WithHint(domain.ErrUnavailable, fmt.Sprintf("listen on %s: %v", listen, err),
+			"check the --listen (or server.listen) address; nothing was started")
+	}
+	if tlsConf != nil {
+		tl = tls.NewListener(tl, tlsConf)
+	}
+	return tl, nil
+}
+
 // startAPI serves the API on the unix socket, if there is one (trusted: its
-// file mode is the protection), and, if asked, on TCP (tokens decide). Both listen before
-// either serves, so a TCP address in use leaves no socket behind.
+// file mode is the protection), and on tl, the TCP listener of --listen, if
+// any (tokens decide). The TCP address is taken before (listenTCP), so one
+// in use leaves no socket behind.
 //
 // The channel it returns receives a listener's failure.
-func startAPI(api *httpapi.Server, sock, listen string, tlsConf *tls.Config, log *slog.Logger) ([]*http.Server, <-chan error, error) {
-	var tl net.Listener
-	if listen != "" {
-		var err error
-		if tl, err = net.Listen("tcp", listen); err != nil {
-			return nil, nil, domain.Errorf(domain.ErrUnavailable, "listen on %s: %v", listen, err)
-		}
-		if tlsConf != nil {
-			tl = tls.NewListener(tl, tlsConf)
-		}
-	}
+func startAPI(api *httpapi.Server, sock string, tl net.Listener, withTLS bool, log *slog.Logger) ([]*http.Server, <-chan error, error) {
 	failed := make(chan error, 2)
 	var servers []*http.Server
 	if sock != "" {
@@ -294,7 +319,7 @@ func startAPI(api *httpapi.Server, sock, listen string, tlsConf *tls.Config, log
 		srv := newHTTPServer(api.Handler(false))
 		servers = append(servers, srv)
 		go serveOn(srv, tl, failed)
-		log.Info("api listening", "address", tl.Addr().String(), "tls", tlsConf != nil)
+		log.Info("api listening", "address", tl.Addr().String(), "tls", withTLS)
 	}
 	return servers, failed, nil
 }

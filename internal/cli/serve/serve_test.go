@@ -119,7 +119,9 @@ func setupTLS(t *testing.T) *tlsBundle {
 	sock := filepath.Join(sockDir, "q.db.sock")
 	tlsConf, err := loadTLS(certFile, keyFile)
 	require.NoError(t, err)
-	servers, _, err := startAPI(api, sock, "127.0.0.1:0", tlsConf, log)
+	tl, err := listenTCP("127.0.0.1:0", tlsConf)
+	require.NoError(t, err)
+	servers, _, err := startAPI(api, sock, tl, true, log)
 	require.NoError(t, err)
 	t.Cleanup(func() { stopAPI(servers, time.Second) })
 	require.Len(t, servers, 2)
@@ -276,22 +278,22 @@ func TestLoadTLSRefusesABadCertificate(t *testing.T) {
 	require.Nil(t, conf, "no certificate, plain TCP")
 }
 
-// A TCP address in use is found before the socket is made: no socket is
-// left behind to make commands think a server runs.
-func TestStartAPIAddressInUseLeavesNoSocket(t *testing.T) {
+// A TCP address in use is refused by listenTCP, which serve calls before it
+// opens the store, with a hint: nothing was started, no socket made.
+func TestListenTCPAddressInUse(t *testing.T) {
 	t.Parallel()
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { busy.Close() })
-	sockDir, err := os.MkdirTemp("", "qs")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(sockDir) })
-	sock := filepath.Join(sockDir, "q.db.sock")
 
-	_, _, err = startAPI(httpapi.New(httpapi.Options{}), sock, busy.Addr().String(), nil, slog.New(slog.DiscardHandler))
+	_, err = listenTCP(busy.Addr().String(), nil)
 	require.ErrorIs(t, err, domain.ErrUnavailable)
-	require.ErrorContains(t, err, "listen on "+busy.Addr().String())
-	require.NoFileExists(t, sock)
+	require.EqualError(t, err, "listen on "+busy.Addr().String()+": the address is in use by another process")
+	require.Contains(t, domain.HintOf(err), "is another 'queuectl serve' running there?")
+
+	tl, err := listenTCP("", nil)
+	require.NoError(t, err)
+	require.Nil(t, tl, "no --listen, no listener")
 }
 
 // The socket is its owner's alone from the moment it has its name: bound
@@ -304,7 +306,7 @@ func TestStartAPISocketIsPrivate(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
 	sock := filepath.Join(sockDir, "q.db.sock")
 
-	servers, _, err := startAPI(httpapi.New(httpapi.Options{}), sock, "", nil, slog.New(slog.DiscardHandler))
+	servers, _, err := startAPI(httpapi.New(httpapi.Options{}), sock, nil, false, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	t.Cleanup(func() { stopAPI(servers, time.Second) })
 	st, err := os.Stat(sock)

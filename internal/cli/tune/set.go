@@ -98,7 +98,11 @@ func RunSet(ctx context.Context, opts *SetOptions) error {
 	if err != nil {
 		return err
 	}
-	e, err := svc.Tune(ctx, admin.TuneParams{Param: opts.Param, Sub: opts.Sub, Value: opts.Value, Unset: opts.Unset})
+	// Printed as the service names it: eo_outbound_parallel is EO_OUTBOUND_PARALLEL.
+	tp := admin.TuneParams{Param: opts.Param, Sub: opts.Sub, Value: opts.Value, Unset: opts.Unset}.Canonical()
+	o := *opts
+	o.Param, o.Sub, opts = tp.Param, tp.Sub, &o
+	e, err := svc.Tune(ctx, tp)
 	if err != nil {
 		return err
 	}

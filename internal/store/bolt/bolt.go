@@ -11,6 +11,8 @@
 //	payloads      id -> payload bytes, stored once: under the inbound
 //	              message's id, shared by the outbound messages routed from it
 //	payload_refs  id -> how many messages share the payload, while above one
+//	payload_versions id be32(n) -> version n of an edited message's
+//	              payload, for each version before its current one
 //	history       id -> the message's history entries, oldest first
 //	queue_all     queue 0x00 be64(seq) -> id, every message that has a seq
 //	queue_open    queue 0x00 be64(seq) -> id, messages not PEND, DLVD or FAIL

@@ -36,6 +36,9 @@ const (
 	// code to its receiver.
 	bucketCodes      = "receiver_codes"
 	bucketCodeOwners = "code_owners"
+	// bucketVersions keeps the earlier versions of the payloads operators
+	// edited (versionKey); the current one stays in bucketPayloads.
+	bucketVersions = "payload_versions"
 )
 
 // bucketNames lists every bucket a store has; Open creates them.
@@ -43,7 +46,7 @@ func bucketNames() []string {
 	return []string{
 		bucketMeta, bucketMessages, bucketPayloads, bucketPayloadRefs, bucketHistory, bucketQueueAll,
 		bucketQueueOpen, bucketAppOpen, bucketReady, bucketDue, bucketStatus, bucketQueues, bucketParams, bucketAudit,
-		bucketChecks, bucketKeys, bucketCodes, bucketCodeOwners,
+		bucketChecks, bucketKeys, bucketCodes, bucketCodeOwners, bucketVersions,
 	}
 }
 

@@ -442,6 +442,9 @@ func (t *txn) Delete(id string) error {
 	if err := t.addPayloadRefs(m.payloadKey(key), -1); err != nil {
 		return fmt.Errorf("message %s: %w", id, err)
 	}
+	if err := t.deleteVersions(key); err != nil {
+		return fmt.Errorf("message %s: delete its payload versions: %w", id, err)
+	}
 	if err := t.bucket(bucketMessages).Delete(key[:]); err != nil {
 		return fmt.Errorf("message %s: delete: %w", id, err)
 	}

@@ -51,6 +51,7 @@ func Run(t *testing.T, open Opener) {
 		{"Lanes", testLanes},
 		{"Keys", testKeys},
 		{"ReceiverCodes", testReceiverCodes},
+		{"EditPayload", testEditPayload},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

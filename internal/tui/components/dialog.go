@@ -13,6 +13,9 @@ type Dialog struct {
 	Title string
 	Lines []string
 	Input *textinput.Model
+	// Keys, when set, replaces the [y/N] of a dialog without input: the
+	// answers it takes.
+	Keys string
 	// Busy is set while the confirmed action runs.
 	Busy bool
 }
@@ -32,6 +35,8 @@ func (d Dialog) View(width int, box lipgloss.Style) string {
 		b.WriteString("\nworking…")
 	case d.Input != nil:
 		b.WriteString("\nenter: confirm · esc: cancel")
+	case d.Keys != "":
+		b.WriteString("\n" + d.Keys)
 	default:
 		b.WriteString("\n[y/N]")
 	}

@@ -1,0 +1,164 @@
+package tui
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/queuectl/queuectl/internal/admin"
+	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/editor"
+	"github.com/queuectl/queuectl/internal/tui/components"
+)
+
+// e on a message corrects its payload, as `message edit` does: the
+// current version opens in the operator's editor (tea.ExecProcess hands it
+// the terminal), and what is saved is stored as a new version once the
+// dialog confirms it — replacing only the version that was read.
+
+// editSession is one e on a message: the version read, and the file the
+// editor works on.
+type editSession struct {
+	view    viewID
+	id      string
+	queue   string
+	status  domain.Status
+	black   bool
+	version int
+	old     []byte
+	file    string
+}
+
+type (
+	// editReadyMsg opens the editor on a session, or says why not.
+	editReadyMsg struct {
+		s   *editSession
+		err error
+	}
+	// editedMsg says the editor ended.
+	editedMsg struct {
+		s   *editSession
+		err error
+	}
+)
+
+// startEdit checks that e applies to the selection and reads the payload
+// for the editor, off the UI loop.
+func (m *Model) startEdit(msg tea.KeyMsg, sel []item) tea.Cmd {
+	ts := targets(sel)
+	switch {
+	case len(ts) == 0:
+		m.status = components.StatusLine{Text: msg.String() + ": does not apply in this view", Error: true}
+		return nil
+	case len(ts) > 1:
+		m.status = components.StatusLine{Text: fmt.Sprintf("%s edits one message at a time; %d are marked", msg.String(), len(ts)), Error: true}
+		return nil
+	case !slices.Contains(admin.EditableStatuses, ts[0].status):
+		m.status = components.StatusLine{Text: fmt.Sprintf("%s: message %s is %s; edit needs %s", msg.String(), short(ts[0].id),
+			ts[0].status, domain.Alternatives(admin.EditableStatuses)), Error: true}
+		return nil
+	}
+	if !m.mayRun(msg, "message edit") {
+		return nil
+	}
+	t, svc, timeout, view := ts[0], m.opts.Service, m.opts.Timeout, m.view
+	m.preparing = true
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		cur, err := svc.Message(ctx, t.id)
+		if err != nil {
+			return editReadyMsg{err: err}
+		}
+		old, err := svc.PayloadVersion(ctx, cur.ID, cur.PayloadVersion)
+		if err != nil {
+			return editReadyMsg{err: err}
+		}
+		file, err := editor.TempFile(cur.ID, old)
+		if err != nil {
+			return editReadyMsg{err: err}
+		}
+		return editReadyMsg{s: &editSession{view: view, id: cur.ID, queue: cur.Queue, status: cur.Status, black: cur.Blacklisted,
+			version: cur.PayloadVersion, old: old, file: file}}
+	}
+}
+
+// openEditor hands the terminal to the editor.
+func (m *Model) openEditor(s *editSession) tea.Cmd {
+	var cmd *exec.Cmd
+	if m.opts.Editor != nil {
+		cmd = m.opts.Editor(s.file)
+	} else {
+		cmd, _ = editor.Command(os.Getenv, s.file)
+	}
+	return tea.ExecProcess(cmd, func(err error) tea.Msg { return editedMsg{s: s, err: err} })
+}
+
+// edited opens the dialog that stores what the editor saved, or says why
+// nothing changes.
+func (m *Model) edited(msg editedMsg) {
+	s := msg.s
+	if msg.err != nil {
+		os.Remove(s.file)
+		m.status = components.StatusLine{Text: "the editor: " + msg.err.Error() + "; nothing changed", Error: true}
+		return
+	}
+	saved, err := os.ReadFile(s.file)
+	if err != nil {
+		os.Remove(s.file)
+		m.status = components.StatusLine{Text: "reading what the editor saved: " + err.Error() + "; nothing changed", Error: true}
+		return
+	}
+	if bytes.Equal(saved, s.old) {
+		os.Remove(s.file)
+		m.status = components.StatusLine{Text: "edit cancelled: the payload is unchanged; nothing changed"}
+		return
+	}
+	m.pending = editAction(s, saved)
+}
+
+// editAction builds the dialog that stores an edited payload: y stores it,
+// r stores it and resends the message (NDLV or WAIT).
+func editAction(s *editSession, saved []byte) *pendingAction {
+	title := fmt.Sprintf("Store the edited payload of message %s as version %d (%s → %s)?", short(s.id), s.version+1,
+		domain.FormatBytes(int64(len(s.old))), domain.FormatBytes(int64(len(saved))))
+	lines := []string{fmt.Sprintf("It stays %s in %s, in its place; version %d is kept.", s.status, s.queue, s.version)}
+	keys := "[y: store · n: drop the edit]"
+	resendable := s.status != domain.StatusHOLD
+	switch {
+	case resendable && s.black:
+		lines = append(lines, fmt.Sprintf("r stores it and releases the blacklisted message: %s → TBDL, crashes reset to 0.", s.status))
+		keys = "[y: store · r: store and release · n: drop the edit]"
+	case resendable:
+		lines = append(lines, fmt.Sprintf("r stores it and resends the message: %s → TBDL.", s.status))
+		keys = "[y: store · r: store and resend · n: drop the edit]"
+	default:
+		lines = append(lines, "It goes on when the head of its queue does.")
+	}
+	p := &pendingAction{command: "message edit", edit: s, resendable: resendable,
+		dialog: components.Dialog{Title: title, Lines: lines, Keys: keys}}
+	p.run = func(ctx context.Context, svc admin.Service) (string, error) {
+		res, err := svc.EditPayload(ctx, admin.EditParams{ID: s.id, Payload: saved, Version: s.version, Resend: p.resend,
+			Reason: "queuectl tui"})
+		if err != nil {
+			// First, where the status line has room for it.
+			return "", fmt.Errorf("not stored, your edit is kept in %s: %w", s.file, err)
+		}
+		os.Remove(s.file)
+		summary := fmt.Sprintf("stored payload version %d of %s (%s → %s)", res.Current.Version, short(s.id),
+			domain.FormatBytes(res.Previous.Size), domain.FormatBytes(res.Current.Size))
+		switch {
+		case res.Released:
+			summary += "; released, crashes reset: " + string(res.Status)
+		case res.Resent:
+			summary += "; resent: " + string(res.Status)
+		}
+		return summary, nil
+	}
+	return p
+}
