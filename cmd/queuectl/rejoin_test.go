@@ -363,6 +363,14 @@ func (c *cluster) lastHeartbeat(id string) time.Time {
 	return at
 }
 
+// tookBack says a history has the entry of a crash that node id, paused
+// and back, took back.
+func tookBack(h []domain.HistoryEntry, id string) bool {
+	return slices.ContainsFunc(h, func(e domain.HistoryEntry) bool {
+		return strings.HasPrefix(e.Reason, "crash ") && strings.Contains(e.Reason, " taken back: node "+id+" was paused, not dead")
+	})
+}
+
 // crashed lists the keys of the outbound messages with a crash.
 func (c *cluster) crashed() map[string]bool {
 	c.t.Helper()
