@@ -126,6 +126,10 @@ type Engine struct {
 	// once that it is unreachable, and once that it is back.
 	outageMu sync.Mutex
 	outage   time.Time
+	// beforeCall, set by tests only, runs on a worker between the wait for
+	// a fresh lease and the last check before the receiver call: where a
+	// pause can fall.
+	beforeCall func()
 }
 
 // New builds an engine from its options.

@@ -91,6 +91,9 @@ func (l *loop) attempt(ctx context.Context, c store.Claimed) finished {
 			break
 		}
 		dctx, stop := l.e.lease.bind(ctx)
+		if l.e.beforeCall != nil {
+			l.e.beforeCall()
+		}
 		if !l.e.lease.isFresh() {
 			stop()
 			continue // stale since await: wait for the next heartbeat's verdict
