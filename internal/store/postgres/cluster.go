@@ -156,6 +156,7 @@ func (s *Store) Join(ctx context.Context, p store.JoinParams) (*store.Joined, er
 		b.Queue(`DELETE FROM counted_crashes WHERE incarnation <> $3
 			AND incarnation IN (SELECT incarnation FROM nodes WHERE id = $1 AND incarnation < $2)`,
 			clean(p.ID), int64(n.Incarnation), int64(p.Previous.Incarnation))
+		b.Queue(forgetCrashesGone)
 		var freed int64
 		b.Queue(`WITH f AS (UPDATE leases SET expires_at = '-infinity'
 				WHERE incarnation IN (SELECT incarnation FROM nodes WHERE id = $1 AND incarnation < $2)
@@ -445,6 +446,14 @@ func (s *Store) Recover(ctx context.Context, p store.RecoverParams) (*store.Reco
 	return out, nil
 }
 
+// forgetCrashesGone deletes the records of counted crashes that nothing can
+// take back any more: their message was purged, or has no crash left. A
+// node whose id never joins again (the default id changes at every start)
+// leaves its records behind otherwise. Joins and recoveries run it; both
+// are rare, and the table is small.
+const forgetCrashesGone = `DELETE FROM counted_crashes c WHERE NOT EXISTS
+	(SELECT 1 FROM messages m WHERE m.id = c.message AND m.crashes > 0)`
+
 // keepCrashes records the crashes a recovery counted against incarnation dead.
 func (t *txn) keepCrashes(dead store.Node, crashes []store.CountedCrash) error {
 	if len(crashes) == 0 {
@@ -460,6 +469,9 @@ func (t *txn) keepCrashes(dead store.Node, crashes []store.CountedCrash) error {
 		ON CONFLICT (incarnation, message) DO UPDATE SET crash = excluded.crash, counted_at = excluded.counted_at`,
 		int64(dead.Incarnation), ids, counts, ats); err != nil {
 		return fmt.Errorf("recover node %s: record the crashes counted: %w", dead.ID, err)
+	}
+	if _, err := t.tx.Exec(t.ctx, forgetCrashesGone); err != nil {
+		return fmt.Errorf("recover node %s: forget the crashes of messages gone: %w", dead.ID, err)
 	}
 	return nil
 }
