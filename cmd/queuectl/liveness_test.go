@@ -418,7 +418,7 @@ func TestServeStopWhileTheDatabaseIsDown(t *testing.T) {
 	}
 	require.Equal(t, 1, n.exitCode(), "serve exits 1 when it cannot hand back what it holds:\n%s", n.log)
 	require.Contains(t, n.log.String(), "1 message DLNG that the store could not take back")
-	require.Contains(t, n.log.String(), "counts a crash for each")
+	require.Contains(t, n.log.String(), "their recovery counts a crash for each at the next start of this node")
 
 	pg.start()
 	c.start("n1")

@@ -73,6 +73,7 @@ const (
 	EventRequeued    EventKind = "requeued"    // TBDL by crash recovery: a blacklist candidate
 	EventRecovered   EventKind = "recovered"   // crash recovery at start finished: the engine delivers
 	EventHandedBack  EventKind = "handed_back" // returned to TBDL at shutdown
+	EventTakenBack   EventKind = "taken_back"  // a crash taken back: the node recovered as dead came back
 	EventIdle        EventKind = "idle"        // nothing in flight and nothing ready
 	// The check-back of transactional sends (§9), once its outcome is stored.
 	EventCheckCommitted  EventKind = "check_committed"   // the producer answered commit: PEND→TBDL (or HOLD)
@@ -125,6 +126,10 @@ type Engine struct {
 	// once that it is unreachable, and once that it is back.
 	outageMu sync.Mutex
 	outage   time.Time
+	// beforeCall, set by tests only, runs on a worker between the wait for
+	// a fresh lease and the last check before the receiver call: where a
+	// pause can fall.
+	beforeCall func()
 }
 
 // New builds an engine from its options.
@@ -214,7 +219,7 @@ func (e *Engine) emit(ev Event) {
 func (e *Engine) Run(ctx context.Context) error {
 	var previous *store.Node
 	for {
-		node, dead, err := e.join(ctx)
+		node, dead, err := e.join(ctx, previous)
 		if err != nil {
 			return err
 		}
@@ -230,15 +235,21 @@ func (e *Engine) Run(ctx context.Context) error {
 
 // join starts a new incarnation, trying again while the store fails. It
 // gives up only on ctx, or when the store refuses the node (its id is in
-// use by a live node).
-func (e *Engine) join(ctx context.Context) (store.Node, []store.Node, error) {
+// use by a live node). previous, if set, is this process's own incarnation
+// that was fenced: the crashes counted against it are kept for serve to
+// take back.
+func (e *Engine) join(ctx context.Context, previous *store.Node) (store.Node, []store.Node, error) {
+	var before store.Node
+	if previous != nil {
+		before = *previous
+	}
 	for failures := 1; ; failures++ {
 		e.lease = newLease(e.cfg.LeaseTTL, e.monotonic)
 		joinedAt := e.lease.now()
 		// A join that began runs to its end: a stop comes after it.
 		sctx, cancel := e.storeContext(context.WithoutCancel(ctx))
 		joined, err := e.st.Join(sctx, store.JoinParams{ID: e.node, Address: e.cfg.Address, TTL: e.cfg.LeaseTTL,
-			Heartbeat: e.cfg.Heartbeat, Receivers: e.names})
+			Heartbeat: e.cfg.Heartbeat, Receivers: e.names, Previous: before})
 		cancel()
 		if err == nil {
 			e.storeOK()
@@ -258,17 +269,29 @@ func (e *Engine) join(ctx context.Context) (store.Node, []store.Node, error) {
 }
 
 // serve runs one incarnation: crash recovery of the dead incarnations —
-// previous, this process's own earlier one, without counting crashes —
-// then the services and the claim loop.
+// previous, this process's own earlier one, without counting crashes, and
+// taking back those another node's recovery of it counted — then the
+// services and the claim loop.
+//
+// The heartbeats, and the watch that cancels deliveries when they stop
+// reaching the store, last as long as the incarnation holds anything:
+// through the drain of a clean stop, until its Leave (§4).
 func (e *Engine) serve(ctx context.Context, node store.Node, dead []store.Node, previous *store.Node) error {
 	services, cancelServices := context.WithCancel(ctx)
 	defer cancelServices()
-	var wg sync.WaitGroup
+	life, endLife := context.WithCancel(context.WithoutCancel(ctx))
+	var wg, lived sync.WaitGroup
+	defer lived.Wait()
+	defer endLife()
 	defer wg.Wait()
-	wg.Go(func() { e.lease.watch(services) })
+	lived.Go(func() { e.lease.watch(life) })
 	// Recovery runs to its end, whatever signal comes meanwhile: the loop
 	// then stops cleanly.
 	bg := context.WithoutCancel(ctx)
+	if previous != nil && !slices.Contains(dead, *previous) {
+		// Recovered by another node already: what it counted is taken back.
+		dead = append([]store.Node{*previous}, dead...)
+	}
 	if err := e.recoverDead(bg, node, dead, previous); err != nil {
 		return fmt.Errorf("crash recovery: %w", err)
 	}
@@ -285,8 +308,8 @@ func (e *Engine) serve(ctx context.Context, node store.Node, dead []store.Node, 
 	failed := make(chan error, 1)
 	wg.Go(func() { e.retentionLoop(services) })
 	wg.Go(func() { e.checker(node).run(services) })
-	wg.Go(func() {
-		if err := e.heartbeatLoop(services, node); err != nil {
+	lived.Go(func() {
+		if err := e.heartbeatLoop(life, ctx, node); err != nil {
 			failed <- err
 		}
 	})
@@ -299,7 +322,10 @@ func (e *Engine) serve(ctx context.Context, node store.Node, dead []store.Node, 
 	}
 	lctx, cancel := e.storeContext(context.WithoutCancel(ctx))
 	defer cancel()
-	if err := e.st.Leave(lctx, node); err != nil {
+	err = e.st.Leave(lctx, node)
+	endLife()
+	lived.Wait()
+	if err != nil {
 		// Not a passing unavailability: the node did not stop cleanly.
 		return fmt.Errorf("the node could not leave the store cleanly; other nodes take its queues over after cluster.lease_ttl: %v", err)
 	}

@@ -55,6 +55,9 @@ type testBundle struct {
 	// receivers, if set, are receivers of the test's, beside the
 	// configured ones.
 	receivers map[string]receiver.Receiver
+	// beforeCall, if set, runs on a worker right before its last lease
+	// check ahead of the receiver call (engine.SetBeforeCall).
+	beforeCall func()
 
 	eng  *engine.Engine
 	stop context.CancelFunc
@@ -133,6 +136,9 @@ func (b *testBundle) start(t *testing.T) {
 		Monotonic: b.monotonic, Observe: b.record, Logger: slog.New(&logRecorder{b: b}),
 	})
 	require.NoError(t, err)
+	if b.beforeCall != nil {
+		engine.SetBeforeCall(eng, b.beforeCall)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- eng.Run(ctx) }()

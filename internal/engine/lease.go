@@ -153,5 +153,14 @@ func (l *lease) await(ctx context.Context) error {
 	}
 }
 
+// isFresh says the lease is known fresh now, without waiting: a worker asks
+// again right before it calls the receiver, since a pause can fall between
+// await and the call (§11).
+func (l *lease) isFresh() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return !l.fenced && l.now().Sub(l.fresh) < l.ttl
+}
+
 // errStale is why a worker of a fenced node did not deliver.
 var errStale = fmt.Errorf("not delivered: this node's lease expired and a heartbeat found it fenced: %w", store.ErrFenced)

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -121,4 +122,70 @@ func TestStaleLeaseWaitsForHeartbeat(t *testing.T) {
 			require.Zero(t, b.outbound(t, msg.ID)[0].Crashes, "losing the lease is not a crash")
 		})
 	}
+}
+
+// TestPauseBeforeTheReceiverCall: a pause that falls after a worker found
+// the lease fresh, and before it calls the receiver (§11), does not deliver
+// under the old lease: the worker checks the lease once more right before
+// the call, finds it stale, and waits for the next heartbeat's verdict —
+// fenced here, so the message is delivered once, by the node's next
+// incarnation, and no crash is counted.
+func TestPauseBeforeTheReceiverCall(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.cfg.Cluster.Heartbeat = 5 * time.Millisecond
+	b.cfg.Cluster.LeaseTTL = time.Second
+	ep := b.newEndpoint(t, "WMS")
+	var mu sync.Mutex
+	var skew time.Duration
+	b.monotonic = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return time.Now().Add(skew)
+	}
+	st := &gatedHeartbeats{entered: make(chan struct{}), verdict: make(chan error)}
+	b.wrap = func(s engine.Store) engine.Store { st.Store = s; return st }
+	var armed atomic.Bool
+	paused := make(chan struct{})
+	b.beforeCall = func() {
+		if !armed.CompareAndSwap(true, false) {
+			return
+		}
+		// The node "pauses" here: its heartbeats stop — the one that
+		// began last is held — and its clock jumps past the TTL.
+		st.mu.Lock()
+		st.gated = true
+		st.mu.Unlock()
+		<-st.entered
+		mu.Lock()
+		skew = time.Minute
+		mu.Unlock()
+		close(paused)
+	}
+	first := b.send(t, eo("WMS", "before"))[0]
+	b.start(t)
+	b.waitFor(t, "the first delivery, recorded", func() bool {
+		out := b.outbound(t, first.ID)
+		return len(ep.all()) == 1 && len(out) == 1 && out[0].Status == domain.StatusDLVD
+	})
+
+	armed.Store(true)
+	msg := b.send(t, eo("WMS", "after"))[0]
+	<-paused
+	// The heartbeat held began before the jump: its success proves
+	// nothing about now. The worker waits for the verdict of one begun
+	// after it.
+	st.verdict <- nil
+	<-st.entered
+	require.Len(t, ep.all(), 1, "delivered under a lease that went stale before the call")
+	st.mu.Lock()
+	st.gated = false
+	st.mu.Unlock()
+	st.verdict <- store.ErrFenced
+	b.waitFor(t, "the delivery by the new incarnation", func() bool {
+		out := b.outbound(t, msg.ID)
+		return len(out) == 1 && out[0].Status == domain.StatusDLVD
+	})
+	require.Len(t, ep.all(), 2, "delivered once, by the new incarnation")
+	require.Zero(t, b.outbound(t, msg.ID)[0].Crashes, "a pause is not a crash")
 }

@@ -458,7 +458,8 @@ func (l *loop) shutdown(cancel context.CancelCauseFunc) error {
 			noun = "message"
 		}
 		return fmt.Errorf("engine stopped with %d %s DLNG that the store could not take back (it stayed unreachable): "+
-			"the crash recovery of the node that takes them over counts a crash for each", n, noun)
+			"their recovery counts a crash for each at the next start of this node, or on a node that reached the store "+
+			"while this one could not; a node that could not reach it either hands them back without counting", n, noun)
 	}
 	return nil
 }

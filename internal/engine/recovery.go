@@ -29,6 +29,17 @@ func (e *Engine) recoverDead(ctx context.Context, node store.Node, dead []store.
 		for _, m := range res.HandedBack {
 			e.emit(Event{Kind: EventHandedBack, Message: m})
 		}
+		if len(res.TakenBack) > 0 {
+			e.log.Warn("crashes taken back: this node was paused, not dead, when another node recovered its messages",
+				"node", e.node, "incarnation", d.Incarnation, "messages", len(res.TakenBack))
+			for _, m := range res.TakenBack {
+				e.emit(Event{Kind: EventTakenBack, Message: m})
+				if m.Status == domain.StatusTBDL && m.Crashes > 0 && e.cfg.Blacklisting.Enabled {
+					e.recovered.Store(true) // a candidate still: delivered alone
+				}
+			}
+			e.Notify()
+		}
 		if len(res.HandedBack) > 0 {
 			e.log.Warn("recovered without counting a crash: the node lost its lease in an outage", "node", e.node,
 				"dead_node", d.ID, "incarnation", d.Incarnation, "returned_to_tbdl", len(res.HandedBack))
@@ -55,9 +66,11 @@ func (e *Engine) recoverDead(ctx context.Context, node store.Node, dead []store.
 }
 
 // heartbeatLoop tells the store every cluster.heartbeat that the node is
-// alive and recovers the dead nodes the store names. It returns an error
+// alive and recovers the dead nodes the store names, until ctx ends. Once
+// stop ends — a clean stop, whose drain the heartbeats go on through — it
+// takes no more queues and recovers no other node. It returns an error
 // when the node was fenced: another node took its queues.
-func (e *Engine) heartbeatLoop(ctx context.Context, node store.Node) error {
+func (e *Engine) heartbeatLoop(ctx, stop context.Context, node store.Node) error {
 	t := time.NewTicker(e.cfg.Heartbeat)
 	defer t.Stop()
 	held := 0 // the queues held at the last heartbeat: log when it changes
@@ -66,10 +79,10 @@ func (e *Engine) heartbeatLoop(ctx context.Context, node store.Node) error {
 	// (the node would miss its own lease). A dead node the recovery under
 	// way does not take is listed again by a later heartbeat.
 	dead := make(chan []store.Node)
-	rctx, stop := context.WithCancel(ctx)
+	rctx, stopRecovering := context.WithCancel(ctx)
 	var recovering sync.WaitGroup
 	defer recovering.Wait()
-	defer stop()
+	defer stopRecovering()
 	recovering.Go(func() {
 		for {
 			select {
@@ -91,7 +104,9 @@ func (e *Engine) heartbeatLoop(ctx context.Context, node store.Node) error {
 		start := e.lease.now()
 		// A heartbeat that takes longer than the TTL proves nothing.
 		hctx, cancel := context.WithTimeout(ctx, e.cfg.LeaseTTL)
-		res, err := e.st.Heartbeat(hctx, store.HeartbeatParams{Node: node, TTL: e.cfg.LeaseTTL, InFlight: int(e.inFlight.Load())})
+		stopping := stop.Err() != nil
+		res, err := e.st.Heartbeat(hctx, store.HeartbeatParams{Node: node, TTL: e.cfg.LeaseTTL,
+			InFlight: int(e.inFlight.Load()), Stopping: stopping})
 		cancel()
 		switch {
 		case errors.Is(err, store.ErrFenced):
@@ -115,9 +130,12 @@ func (e *Engine) heartbeatLoop(ctx context.Context, node store.Node) error {
 			held = res.Queues
 		}
 		for _, d := range res.Dead {
+			if stopping {
+				break // the live nodes take it over
+			}
 			e.log.Warn("node dead: taking over its queues", "node", e.node, "dead_node", d.ID, "incarnation", d.Incarnation)
 		}
-		if len(res.Dead) > 0 {
+		if len(res.Dead) > 0 && !stopping {
 			select {
 			case dead <- res.Dead:
 			default: // a recovery is under way

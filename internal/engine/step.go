@@ -75,20 +75,36 @@ func (l *loop) work(ctx context.Context, c store.Claimed) {
 // attempt runs one delivery: once the lease is known fresh, and cancelled
 // if the lease goes stale before it ends (§11: a delivery that outlives its
 // queue's lease could race the queue's next owner).
+//
+// Freshness is checked again right before the receiver is called: a pause
+// that falls between await and the call (the node's process stopped, its
+// heartbeats with it) would otherwise call the receiver under a lease that
+// may be another node's by then.
 func (l *loop) attempt(ctx context.Context, c store.Claimed) finished {
 	start := l.e.clock()
-	err := l.e.lease.await(ctx)
-	var cancelled error
-	if err == nil {
+	var err, cancelled error
+	for {
+		if err = l.e.lease.await(ctx); err != nil {
+			if ctx.Err() != nil {
+				cancelled = context.Cause(ctx)
+			}
+			break
+		}
 		dctx, stop := l.e.lease.bind(ctx)
+		if l.e.beforeCall != nil {
+			l.e.beforeCall()
+		}
+		if !l.e.lease.isFresh() {
+			stop()
+			continue // stale since await: wait for the next heartbeat's verdict
+		}
 		start = l.e.clock()
 		err = l.e.deliver(dctx, c)
 		if dctx.Err() != nil {
 			cancelled = context.Cause(dctx)
 		}
 		stop()
-	} else if ctx.Err() != nil {
-		cancelled = context.Cause(ctx)
+		break
 	}
 	return finished{claimed: c, err: err, took: l.e.clock().Sub(start), cancelled: cancelled}
 }

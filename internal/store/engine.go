@@ -72,7 +72,9 @@ type EngineStore interface {
 	// candidate, or — at p.Crashes, when it was the dead incarnation's only
 	// DLNG message — goes NDLV, blacklisted. It happens once per dead
 	// incarnation: when two nodes race, one recovers and the other gets an
-	// empty result.
+	// empty result. The store keeps a record of each crash it counted
+	// (CountedCrash), until the dead incarnation's process joins again and
+	// takes them back (p.Outage) or another incarnation of its id joins.
 	Recover(ctx context.Context, p RecoverParams) (*RecoverResult, error)
 	// Leave ends an incarnation that stopped cleanly: it gives up its leases
 	// so that other nodes take its queues at once, and hands back to TBDL,
@@ -141,6 +143,13 @@ type JoinParams struct {
 	// receiver no live node has as UNCONFIGURED. None (nil or empty)
 	// holds no outbound queue.
 	Receivers []string
+	// Previous is, for a process that joins again after its incarnation
+	// was fenced (§4: a node that comes back did not die), that
+	// incarnation: the record of the crashes that recoveries counted
+	// against it is kept for the Recover (Outage) that takes them back.
+	// Join drops that record for the node's other earlier incarnations,
+	// whose processes died and never come back.
+	Previous Node
 }
 
 // Joined is the result of Join.
@@ -157,6 +166,10 @@ type HeartbeatParams struct {
 	TTL time.Duration
 	// InFlight is how many messages the node has DLNG now, for `node list`.
 	InFlight int
+	// Stopping says the node drains for a clean stop (§4): the heartbeat
+	// renews its liveness and the leases it holds, so that what it has in
+	// flight is recorded under them, but takes no queue.
+	Stopping bool
 }
 
 // HeartbeatResult is what a heartbeat found.
@@ -315,10 +328,13 @@ type RecoverParams struct {
 	Blacklisting bool
 	Crashes      int
 	// Outage says the dead incarnation's process did not die: it lost its
-	// lease in an outage and joined again (the caller is that process).
-	// Its messages go back to TBDL counting no crash (§4). The store also
-	// counts none when the recovering node itself missed its heartbeats in
-	// the window in which the dead one stopped heartbeating.
+	// lease — in an outage, a pause — and joined again (the caller is that
+	// process, and joined with JoinParams.Previous set to Dead). Its
+	// messages go back to TBDL counting no crash (§4); and when another
+	// node recovered it first, every crash that recovery counted is taken
+	// back (TakeBack), in the same transaction. The store also counts none
+	// when the recovering node itself missed its heartbeats in the window
+	// in which the dead one stopped heartbeating.
 	Outage bool
 }
 
@@ -331,6 +347,10 @@ type RecoverResult struct {
 	// HandedBack went back to TBDL counting no crash: the dead
 	// incarnation lost its lease in an outage, not its process.
 	HandedBack []*domain.Message
+	// TakenBack had a crash taken back (RecoverParams.Outage), as stored
+	// after: an earlier recovery counted it against the dead incarnation,
+	// whose process came back.
+	TakenBack []*domain.Message
 }
 
 // ReconcileParams describe one reconciliation.

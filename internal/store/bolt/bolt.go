@@ -30,6 +30,9 @@
 //	audit         be64(seq) -> audit entry (JSON)
 //	receiver_codes receiver -> the code of its outbound queues (§3)
 //	code_owners   code -> the receiver it was given to
+//	crashes       be64(incarnation) id -> uvarint(crash) varint(µs), the
+//	              crashes a recovery counted against a dead incarnation,
+//	              kept until its process joins again or another one does
 package bolt
 
 import (

@@ -52,6 +52,9 @@ func (s *Store) Join(ctx context.Context, p store.JoinParams) (*store.Joined, er
 			return fmt.Errorf("join: store the epoch: %w", err)
 		}
 		t.epochValue = epoch
+		if err := t.dropCrashes(p.Previous.Incarnation); err != nil {
+			return fmt.Errorf("join: %w", err)
+		}
 		dead, err := t.deadNodes()
 		out = &store.Joined{Node: store.Node{ID: p.ID, Incarnation: epoch}, Dead: dead}
 		return err
@@ -158,11 +161,28 @@ func (s *Store) Recover(ctx context.Context, p store.RecoverParams) (*store.Reco
 		if err != nil {
 			return err
 		}
+		at := t.now()
 		settled, err := store.Settle(t, dlng, func(m *domain.Message) store.CrashVerdict {
 			return store.CrashVerdictOf(m, len(dlng), p, !p.Outage)
-		}, t.now(), p.Node)
+		}, at, p.Node)
+		if err != nil {
+			return err
+		}
 		out = &store.RecoverResult{}
 		out.Sort(settled)
+		if err := t.keepCrashes(p.Dead, store.CountedCrashes(settled, at)); err != nil {
+			return err
+		}
+		if !p.Outage {
+			return nil
+		}
+		// The dead incarnation's process came back: what an earlier
+		// recovery counted against it is taken back.
+		counted, err := t.takeCrashes(p.Dead.Incarnation)
+		if err != nil {
+			return err
+		}
+		out.TakenBack, err = store.TakeBack(t, p.Dead, counted, at, p.Node)
 		return err
 	})
 	return out, err

@@ -39,6 +39,9 @@ const (
 	// bucketVersions keeps the earlier versions of the payloads operators
 	// edited (versionKey); the current one stays in bucketPayloads.
 	bucketVersions = "payload_versions"
+	// bucketCrashes keeps the crashes recoveries counted (store.CountedCrash):
+	// be64(dead incarnation) id -> uvarint(crash) varint(recovery's µs).
+	bucketCrashes = "crashes"
 )
 
 // bucketNames lists every bucket a store has; Open creates them.
@@ -46,7 +49,7 @@ func bucketNames() []string {
 	return []string{
 		bucketMeta, bucketMessages, bucketPayloads, bucketPayloadRefs, bucketHistory, bucketQueueAll,
 		bucketQueueOpen, bucketAppOpen, bucketReady, bucketDue, bucketStatus, bucketQueues, bucketParams, bucketAudit,
-		bucketChecks, bucketKeys, bucketCodes, bucketCodeOwners, bucketVersions,
+		bucketChecks, bucketKeys, bucketCodes, bucketCodeOwners, bucketVersions, bucketCrashes,
 	}
 }
 

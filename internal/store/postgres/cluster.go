@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/store"
@@ -149,6 +150,13 @@ func (s *Store) Join(ctx context.Context, p store.JoinParams) (*store.Joined, er
 		b := &pgx.Batch{}
 		b.Queue(`UPDATE nodes n SET fenced_at = now() WHERE id = $1 AND incarnation < $2 AND `+unended,
 			clean(p.ID), int64(n.Incarnation))
+		// The crashes counted against the id's earlier incarnations stand
+		// (their processes died), but for those of the one this process
+		// ran before, which its recovery takes back.
+		b.Queue(`DELETE FROM counted_crashes WHERE incarnation <> $3
+			AND incarnation IN (SELECT incarnation FROM nodes WHERE id = $1 AND incarnation < $2)`,
+			clean(p.ID), int64(n.Incarnation), int64(p.Previous.Incarnation))
+		b.Queue(forgetCrashesGone)
 		var freed int64
 		b.Queue(`WITH f AS (UPDATE leases SET expires_at = '-infinity'
 				WHERE incarnation IN (SELECT incarnation FROM nodes WHERE id = $1 AND incarnation < $2)
@@ -311,11 +319,13 @@ func (s *Store) Heartbeat(ctx context.Context, p store.HeartbeatParams) (*store.
 		if out.Dead, err = t.dead(p.Node); err != nil {
 			return err
 		}
-		took, err := t.balance(p.Node)
-		if err != nil {
-			return err
+		if !p.Stopping {
+			took, err := t.balance(p.Node)
+			if err != nil {
+				return err
+			}
+			gained = took > 0
 		}
-		gained = took > 0
 		return t.tx.QueryRow(t.ctx, `SELECT count(*) FROM leases WHERE incarnation = $1 AND expires_at > now()`,
 			int64(p.Node.Incarnation)).Scan(&out.Queues)
 	})
@@ -397,7 +407,10 @@ func (s *Store) Recover(ctx context.Context, p store.RecoverParams) (*store.Reco
 			RETURNING coalesce(l.revived_at IS NOT NULL AND d.heartbeat_at >= l.gap_from - 2 * l.heartbeat_every
 				AND d.heartbeat_at <= l.revived_at, false)`, dead, int64(p.Node.Incarnation)).Scan(&shared)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return nil // alive, left cleanly, or recovered already
+			// Alive, left cleanly, or recovered already — by another
+			// node, which counted crashes that are taken back when the
+			// dead incarnation's process came back.
+			return t.takeBack(p, out)
 		}
 		if err != nil {
 			return fmt.Errorf("recover node %s: %w", p.Dead.ID, err)
@@ -412,13 +425,87 @@ func (s *Store) Recover(ctx context.Context, p store.RecoverParams) (*store.Reco
 		settled, err := t.settleDLNG(p.Dead, p.Node, nil, func(m *domain.Message) store.CrashVerdict {
 			return store.CrashVerdictOf(m, inFlight, p, counted)
 		}, func(n int) { inFlight = n })
+		if err != nil {
+			return err
+		}
 		out.Sort(settled)
-		return err
+		if len(settled) > 0 {
+			at, err := t.now()
+			if err != nil {
+				return err
+			}
+			if err := t.keepCrashes(p.Dead, store.CountedCrashes(settled, at)); err != nil {
+				return err
+			}
+		}
+		return t.takeBack(p, out)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// forgetCrashesGone deletes the records of counted crashes that nothing can
+// take back any more: their message was purged, or has no crash left. A
+// node whose id never joins again (the default id changes at every start)
+// leaves its records behind otherwise. Joins and recoveries run it; both
+// are rare, and the table is small.
+const forgetCrashesGone = `DELETE FROM counted_crashes c WHERE NOT EXISTS
+	(SELECT 1 FROM messages m WHERE m.id = c.message AND m.crashes > 0)`
+
+// keepCrashes records the crashes a recovery counted against incarnation dead.
+func (t *txn) keepCrashes(dead store.Node, crashes []store.CountedCrash) error {
+	if len(crashes) == 0 {
+		return nil
+	}
+	ids, counts, ats := make([]pgtype.UUID, len(crashes)), make([]int32, len(crashes)), make([]time.Time, len(crashes))
+	for i, c := range crashes {
+		ids[i], _ = parseID(c.ID)
+		counts[i], ats[i] = int32(c.Crash), c.At
+	}
+	if _, err := t.tx.Exec(t.ctx, `INSERT INTO counted_crashes (incarnation, message, crash, counted_at)
+		SELECT $1, u.id, u.crash, u.at FROM unnest($2::uuid[], $3::integer[], $4::timestamptz[]) AS u(id, crash, at)
+		ON CONFLICT (incarnation, message) DO UPDATE SET crash = excluded.crash, counted_at = excluded.counted_at`,
+		int64(dead.Incarnation), ids, counts, ats); err != nil {
+		return fmt.Errorf("recover node %s: record the crashes counted: %w", dead.ID, err)
+	}
+	if _, err := t.tx.Exec(t.ctx, forgetCrashesGone); err != nil {
+		return fmt.Errorf("recover node %s: forget the crashes of messages gone: %w", dead.ID, err)
+	}
+	return nil
+}
+
+// takeBack takes back, when the dead incarnation's process came back
+// (p.Outage), the crashes an earlier recovery counted against it.
+func (t *txn) takeBack(p store.RecoverParams, out *store.RecoverResult) error {
+	if !p.Outage {
+		return nil
+	}
+	rows, err := t.tx.Query(t.ctx, `DELETE FROM counted_crashes WHERE incarnation = $1
+		RETURNING message::text, crash, counted_at`, int64(p.Dead.Incarnation))
+	if err != nil {
+		return fmt.Errorf("take back the crashes of node %s: %w", p.Dead.ID, err)
+	}
+	var crashes []store.CountedCrash
+	var c store.CountedCrash
+	if _, err := pgx.ForEachRow(rows, []any{&c.ID, &c.Crash, &c.At}, func() error {
+		c.At = c.At.UTC()
+		crashes = append(crashes, c)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("take back the crashes of node %s: %w", p.Dead.ID, err)
+	}
+	if len(crashes) == 0 {
+		return nil
+	}
+	at, err := t.now()
+	if err != nil {
+		return err
+	}
+	out.TakenBack, err = store.TakeBack(t, p.Dead, crashes, at, p.Node)
+	t.wake = t.wake || len(out.TakenBack) > 0 // a message no longer blacklisted is ready
+	return err
 }
 
 // settleDLNG applies a verdict to each message DLNG for incarnation n but

@@ -24,6 +24,7 @@ func RunEngine(t *testing.T, open Opener) {
 		{"Record", testRecord},
 		{"Fencing", testFencing},
 		{"Recover", testRecover},
+		{"TakeBack", testTakeBack},
 		{"Checks", func(t *testing.T, open Opener) { testChecks(t, engineRig(open)) }},
 		{"Switch", testSwitch},
 		{"Liveness", testLiveness},
