@@ -152,15 +152,31 @@ func (r *rig) useConfig(text string) {
 // count counts the outbound messages with these statuses.
 func (c *cluster) count(statuses ...domain.Status) int {
 	c.t.Helper()
+	return c.countIn([]domain.Stage{domain.Outbound}, statuses...)
+}
+
+// countAll counts the messages with these statuses, in every stage: an
+// inbound message not yet routed is one the cluster still has to deliver.
+func (c *cluster) countAll(statuses ...domain.Status) int {
+	c.t.Helper()
+	return c.countIn([]domain.Stage{domain.Inbound, domain.Outbound}, statuses...)
+}
+
+func (c *cluster) countIn(stages []domain.Stage, statuses ...domain.Status) int {
+	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	names := make([]string, len(statuses))
 	for i, s := range statuses {
 		names[i] = string(s)
 	}
+	in := make([]string, len(stages))
+	for i, s := range stages {
+		in[i] = string(s)
+	}
 	var n int
-	require.NoError(c.t, c.db.QueryRow(ctx, `SELECT count(*) FROM messages WHERE stage = 'outbound' AND status = ANY($1)`,
-		names).Scan(&n))
+	require.NoError(c.t, c.db.QueryRow(ctx, `SELECT count(*) FROM messages WHERE stage = ANY($1) AND status = ANY($2)`,
+		in, names).Scan(&n))
 	return n
 }
 
@@ -324,7 +340,7 @@ func TestClusterSurvivesDatabaseOutages(t *testing.T) {
 	close(stop)
 	<-stopped
 	c.waitUntil("every message delivered", func() bool {
-		return c.count(domain.StatusTBDL, domain.StatusDLNG, domain.StatusWAIT, domain.StatusPEND) == 0
+		return c.countAll(domain.StatusTBDL, domain.StatusDLNG, domain.StatusWAIT, domain.StatusPEND) == 0
 	})
 	for _, n := range c.nodes {
 		require.Equal(t, "running", n.status(), "node %s:\n%s", n.id, n.log)
