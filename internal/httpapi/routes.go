@@ -432,7 +432,7 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, limit int
 		if errors.As(err, &tooBig) {
 			return domain.Errorf(domain.ErrTooLarge, "request body is over %s", domain.FormatBytes(limit))
 		}
-		return domain.Invalidf("request body: %v", err)
+		return s.bodyError(err)
 	}
 	if err := wire.CheckText(body); err != nil {
 		return fmt.Errorf("request body: %w", err)

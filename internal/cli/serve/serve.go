@@ -312,26 +312,20 @@ func startAPI(api *httpapi.Server, sock string, tl net.Listener, withTLS bool, l
 			return nil, nil, domain.Errorf(domain.ErrUnavailable, "serve the socket %s: %v", sock, err)
 		}
 		servers = append(servers, newHTTPServer(api.Handler(true)))
-		go serveOn(servers[0], ul, failed)
+		go serveOn(servers[0], httpapi.LimitListener(ul, httpapi.MaxConnections), failed)
 		log.Info("api listening", "socket", sock)
 	}
 	if tl != nil {
 		srv := newHTTPServer(api.Handler(false))
 		servers = append(servers, srv)
-		go serveOn(srv, tl, failed)
+		go serveOn(srv, httpapi.LimitListener(tl, httpapi.MaxConnections), failed)
 		log.Info("api listening", "address", tl.Addr().String(), "tls", withTLS)
 	}
 	return servers, failed, nil
 }
 
 func newHTTPServer(h http.Handler) *http.Server {
-	return &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       5 * time.Minute,
-		WriteTimeout:      5 * time.Minute,
-		IdleTimeout:       2 * time.Minute,
-	}
+	return httpapi.NewHTTPServer(h)
 }
 
 // serveOn serves srv on l until it is shut down; any other end is a
