@@ -52,7 +52,17 @@ func (e *Engine) recordSplitting(ctx context.Context, p store.RecordParams) (*sp
 func (e *Engine) recordApart(ctx context.Context, node store.Node, outcomes []store.Outcome, from int, err error,
 	out *splitResult) error {
 	if len(outcomes) == 1 {
-		e.park(ctx, node, outcomes[0], from, err, out)
+		// Once more alone, so that a passing failure (a deadlock the
+		// store's own retries did not outlast) parks nothing.
+		res, again := e.recordOnce(ctx, store.RecordParams{Node: node, Outcomes: outcomes})
+		switch {
+		case again == nil:
+			merge(out, res, from)
+		case oneMessages(ctx, again):
+			e.park(ctx, node, outcomes[0], from, again, out)
+		default:
+			return again
+		}
 		return nil
 	}
 	half := len(outcomes) / 2
