@@ -149,6 +149,12 @@ func TestBodyDeadline(t *testing.T) {
 	require.Equal(t, http.StatusRequestTimeout, code, body)
 	require.Equal(t, "invalid", errorCode(t, body))
 	require.Contains(t, body, "the request body did not arrive within 100ms of its headers")
+
+	// A payload edit reads its body raw, under the same deadline.
+	code, body = b.raw(t, "PUT /v1/messages/01JAAAAAAAAAAAAAAAAAAAAAAA/payload HTTP/1.1\r\nHost: x\r\nContent-Length: 1000",
+		"partial")
+	require.Equal(t, http.StatusRequestTimeout, code, body)
+	require.Contains(t, body, "the request body did not arrive within 100ms of its headers")
 }
 
 // A listener serves at most its limit of connections at once: one more

@@ -502,7 +502,7 @@ func (s *Server) putPayload(w http.ResponseWriter, r *http.Request) error {
 			err = domain.Errorf(domain.ErrTooLarge, "message %s: the new payload is over the limit (engine.max_payload) of %s; nothing was changed",
 				id, domain.FormatBytes(s.opts.MaxPayload))
 		} else {
-			err = domain.Invalidf("request body: %v", err)
+			err = s.bodyError(err)
 		}
 		return s.refuseEdit(r, id, err)
 	}
