@@ -8,17 +8,22 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuectl/queuectl/internal/domain"
 	"github.com/queuectl/queuectl/internal/engine"
 	"github.com/queuectl/queuectl/internal/store"
+	"github.com/queuectl/queuectl/internal/store/postgres"
+	"github.com/queuectl/queuectl/internal/store/postgres/pgtest"
 )
 
 // refusingRecords is a store whose Record fails, as a database refusing
 // one row's write would, for every batch that holds an outcome of the
-// message whose payload is bad.
+// message whose payload is bad (none when bad is empty); it counts the
+// Records.
 type refusingRecords struct {
 	engine.Store
 	bad     string
@@ -28,6 +33,9 @@ type refusingRecords struct {
 func (s *refusingRecords) Record(ctx context.Context, p store.RecordParams) (*store.RecordResult, error) {
 	s.records.Add(1)
 	for _, o := range p.Outcomes {
+		if s.bad == "" {
+			break
+		}
 		var payload []byte
 		if err := s.View(ctx, func(r store.Reader) error {
 			var err error
@@ -42,12 +50,52 @@ func (s *refusingRecords) Record(ctx context.Context, p store.RecordParams) (*st
 
 // TestBadOutcomeIsParked: a batch of outcomes that fails for one message is
 // recorded apart until the message is found; every other outcome is
-// recorded, the bad one goes NDLV saying why, and the engine goes on.
+// recorded, the bad one goes NDLV saying why, and the engine goes on. On
+// bbolt the refusal is the store's caller's (nothing in the file can refuse
+// one write); on PostgreSQL it is the database's own, a trigger that raises
+// for the row.
 func TestBadOutcomeIsParked(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	st := &refusingRecords{bad: "2"}
-	b.wrap = func(s engine.Store) engine.Store { st.Store = s; return st }
+	t.Run("bolt", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		st := &refusingRecords{bad: "2"}
+		b.wrap = func(s engine.Store) engine.Store { st.Store = s; return st }
+		badOutcomeIsParked(t, b, st)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		url := pgtest.URL(t)
+		b := setupOn(t, func(t *testing.T, _ func() time.Time) engine.Store {
+			st, err := postgres.Open(t.Context(), url, postgres.Options{Migrate: true})
+			require.NoError(t, err)
+			t.Cleanup(func() {
+				require.NoError(t, st.Check(context.Background()), "the store's invariants hold")
+				require.NoError(t, st.Close())
+			})
+			return st
+		})
+		conn, err := pgx.Connect(t.Context(), url)
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, conn.Close(context.Background())) })
+		_, err = conn.Exec(t.Context(), `
+			CREATE FUNCTION refuse_bad() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN
+				IF NEW.status = 'DLVD' AND NEW.stage = 'outbound'
+					AND (SELECT data FROM payloads WHERE id = NEW.payload_id) = '2'::bytea THEN
+					RAISE EXCEPTION 'message %: the database refused the row', NEW.id;
+				END IF;
+				RETURN NEW;
+			END $$;
+			CREATE TRIGGER refuse_bad BEFORE UPDATE ON messages FOR EACH ROW EXECUTE FUNCTION refuse_bad();`)
+		require.NoError(t, err)
+		st := &refusingRecords{}
+		b.wrap = func(s engine.Store) engine.Store { st.Store = s; return st }
+		badOutcomeIsParked(t, b, st)
+	})
+}
+
+func badOutcomeIsParked(t *testing.T, b *testBundle, st *refusingRecords) {
 	ep := b.newEndpoint(t, "WMS")
 	// The four deliveries are answered together, so that their outcomes
 	// share a batch.
