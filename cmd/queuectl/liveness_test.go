@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -194,16 +195,24 @@ func (c *cluster) waitUntil(what string, ok func() bool) {
 // two nodes. The actions that lose change nothing and notify nothing, and a
 // claim skips what they hold: the messages resent must still be delivered,
 // with no other message to wake the nodes — the poll is the guarantee
-// behind every wake-up. Twenty runs in a row.
+// behind every wake-up. Five runs in a row, or as many as
+// QUEUECTL_TEST_SOAK_RUNS says (20 for a soak: go test -count does not
+// repeat the cluster's state, only its start).
 func TestClusterResendsRacingOperatorsAreDelivered(t *testing.T) {
 	t.Parallel()
+	runs := 5
+	if v := os.Getenv("QUEUECTL_TEST_SOAK_RUNS"); v != "" {
+		n, err := strconv.Atoi(v)
+		require.NoError(t, err, "QUEUECTL_TEST_SOAK_RUNS=%q must be a number of runs", v)
+		runs = n
+	}
 	c := newCluster(t, rigOptions{workers: 8, crashes: 2, shutdownTimeout: 10 * time.Second})
 	rcv := newLiveReceiver(t)
 	c.useConfig(liveConfig(rcv.srv.URL, clusterLeaseTTL))
 	c.start("n1")
 	c.start("n2")
 	var slowest time.Duration
-	for run := range 20 {
+	for run := range runs {
 		rcv.setReject(true)
 		var msgs []sendLine
 		for i := range 300 {

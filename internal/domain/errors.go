@@ -20,7 +20,31 @@ var (
 	ErrUnavailable = errors.New("unavailable")
 	// ErrPermission marks a refused request. Exit 7, HTTP 403.
 	ErrPermission = errors.New("permission denied")
+	// ErrNoSpace marks a write refused because the disk of the store (or
+	// of the database) is full: nothing of it was written. Such an error is
+	// also ErrUnavailable — exit 6 — and the API answers 507.
+	ErrNoSpace = errors.New("no space left on the device")
 )
+
+// noSpaceError is a write refused for a full disk.
+type noSpaceError struct {
+	msg, hint string
+	cause     error
+}
+
+func (e *noSpaceError) Error() string   { return e.msg }
+func (e *noSpaceError) Hint() string    { return e.hint }
+func (e *noSpaceError) Unwrap() []error { return []error{ErrUnavailable, ErrNoSpace, e.cause} }
+
+// NoSpace returns the error of a write to where (a store) that failed with
+// cause because the disk is full.
+func NoSpace(where string, cause error) error {
+	return &noSpaceError{
+		msg:   fmt.Sprintf("%s cannot be written: its disk is full (%v); nothing of this change was written", where, cause),
+		hint:  "free space on the disk, then try again",
+		cause: cause,
+	}
+}
 
 // kindError carries a message for the user and the sentinel that classifies it.
 type kindError struct {

@@ -201,9 +201,7 @@ func (c *completer) record(ctx context.Context, batch []pending) ([]pending, err
 		cp.Limit = freed
 		p.Claim = &cp
 	}
-	sctx, cancel := c.e.storeContext(ctx)
-	res, err := c.e.st.Record(sctx, p)
-	cancel()
+	res, err := c.e.recordSplitting(ctx, p)
 	if err != nil {
 		if errors.Is(err, store.ErrFenced) {
 			c.results <- recorded{fenced: err}
@@ -227,12 +225,22 @@ func (c *completer) record(ctx context.Context, batch []pending) ([]pending, err
 		claimed = res.Claim.Claimed
 	}
 	helds := c.held.settle(ids, claimed)
-	out := recorded{freed: freed, claim: res.Claim}
+	// A batch recorded apart claimed nothing; its first transaction,
+	// which failed, is taken as unsure, as any failed claim is.
+	out := recorded{freed: freed, claim: res.Claim, unsure: res.split && p.Claim != nil}
 	for i, o := range outcomes {
 		held := helds[i]
 		out.settled = append(out.settled, o.ID)
 		out.freedRoom = out.freedRoom || !now[i].next
 		after := res.Applied[i]
+		if err, ok := res.Damaged[o.ID]; ok {
+			c.e.log.Error("the store cannot read a message whose outcome it records; it is left as the store has it",
+				"message", o.ID, "err", err)
+			continue
+		}
+		if parked, ok := res.parked[i]; ok {
+			o = parked
+		}
 		if after == nil {
 			err := res.Conflicts[o.ID]
 			if errors.Is(err, store.ErrFenced) {

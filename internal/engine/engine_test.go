@@ -32,7 +32,7 @@ const deadline = 30 * time.Second
 
 type testBundle struct {
 	ctx   context.Context
-	st    *bolt.Store
+	st    engine.Store
 	cfg   *config.Config
 	admin *local.Service
 	// changed is poked after every event, log line and endpoint request:
@@ -68,6 +68,18 @@ type testBundle struct {
 // tests add receivers and routes, then call start.
 func setup(t *testing.T) *testBundle {
 	t.Helper()
+	return setupOn(t, func(t *testing.T, clock func() time.Time) engine.Store {
+		st, err := bolt.Open(filepath.Join(t.TempDir(), "q.db"), bolt.Options{NoSync: true, Clock: clock})
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, st.Close()) })
+		return st
+	})
+}
+
+// setupOn is setup on the store open returns; clock is the engine's, for
+// a store that can take it.
+func setupOn(t *testing.T, open func(t *testing.T, clock func() time.Time) engine.Store) *testBundle {
+	t.Helper()
 	b := &testBundle{}
 	// The store's clock is the engine's: a test that sets now moves both.
 	clock := func() time.Time {
@@ -76,9 +88,7 @@ func setup(t *testing.T) *testBundle {
 		}
 		return time.Now()
 	}
-	st, err := bolt.Open(filepath.Join(t.TempDir(), "q.db"), bolt.Options{NoSync: true, Clock: clock})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, st.Close()) })
+	st := open(t, clock)
 	*b = testBundle{
 		ctx: context.Background(),
 		st:  st,

@@ -41,6 +41,9 @@ type refusalWindowState struct {
 	// token is the entry that opened a token's window; nil for an
 	// address's.
 	token *domain.AuditEntry
+	// reported says the window counts refusals a client reported
+	// (noteReport); last is then the reason of the last one counted.
+	reported bool
 }
 
 func newRefusalLog() *refusalLog {
@@ -114,6 +117,44 @@ func (l *refusalLog) noteToken(entry *domain.AuditEntry) []*domain.AuditEntry {
 	return append(out, entry)
 }
 
+// noteReport counts a refusal that a client reports it made itself (POST
+// /v1/audit/refusals: a usage error a front end found) and says whether to
+// record it: the first an actor reports for an action in refusalWindow is
+// recorded, the others in the window are counted, and their count is
+// written when the window ends — as the server folds the refusals it makes
+// itself. It also returns the summaries of windows that have ended. An
+// actor thus adds at most two entries per audited action and window,
+// whatever it posts; past maxRefusalSources windows, the reports of every
+// further actor of an action share one window.
+func (l *refusalLog) noteReport(entry *domain.AuditEntry) (bool, []*domain.AuditEntry) {
+	now := entry.At
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []*domain.AuditEntry
+	if now.Sub(l.lastSweep) >= refusalWindow {
+		out = l.sweep(now, false)
+		l.lastSweep = now
+	}
+	key := "\x01" + entry.Actor + "\x00" + entry.Action
+	if _, ok := l.windows[key]; !ok && len(l.windows) >= maxRefusalSources {
+		key = "\x01\x00" + entry.Action
+	}
+	w, ok := l.windows[key]
+	if ok && now.Sub(w.start) >= refusalWindow {
+		out = append(out, l.summary(key, w, now)...)
+		delete(l.windows, key)
+		ok = false
+	}
+	if ok {
+		w.suppressed++
+		w.last = entry.Detail
+		return false, out
+	}
+	first := *entry
+	l.windows[key] = &refusalWindowState{start: now, token: &first, reported: true}
+	return true, out
+}
+
 // sweep ends the windows that are over (all of them with all set) and
 // returns their summaries.
 func (l *refusalLog) sweep(now time.Time, all bool) []*domain.AuditEntry {
@@ -135,6 +176,14 @@ func (l *refusalLog) summary(key string, w *refusalWindowState, now time.Time) [
 	end := w.start.Add(refusalWindow)
 	if now.Before(end) {
 		end = now
+	}
+	if t := w.token; t != nil && w.reported {
+		return []*domain.AuditEntry{{
+			At: now, Actor: t.Actor, Source: t.Source, Action: t.Action, Targets: []string{}, Result: t.Result,
+			Detail: fmt.Sprintf("%d more refusals of %s reported by %s between %s and %s were counted, not recorded "+
+				"one by one; the last: %s", w.suppressed, t.Action, t.Actor, w.start.UTC().Format(time.RFC3339),
+				end.UTC().Format(time.RFC3339), w.last),
+		}}
 	}
 	if t := w.token; t != nil {
 		return []*domain.AuditEntry{{

@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -90,7 +92,7 @@ func fileSize(t *testing.T, path string) int64 {
 	return st.Size()
 }
 
-// A client without a token cannot grow the store: 1,000 requests with
+// A client without a token cannot grow the store: 200 requests with
 // 100 KB paths are one bounded entry and, when the minute is over, one
 // more that counts the rest (§6).
 func TestAnonymousRefusalsCannotGrowTheStore(t *testing.T) {
@@ -98,7 +100,7 @@ func TestAnonymousRefusalsCannotGrowTheStore(t *testing.T) {
 	b := setupRefusals(t)
 	before := fileSize(t, b.db)
 	long := "/v1/actions/message.resend" + strings.Repeat("x", 100_000)
-	for i := range 1000 {
+	for i := range 200 {
 		path := long
 		if i%2 == 1 {
 			path = "/v1/purge/" + strings.Repeat("y", 100_000) // no route, but a path check or 404 all the same
@@ -118,7 +120,7 @@ func TestAnonymousRefusalsCannotGrowTheStore(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, b.post(t, "/v1/purge", ""))
 	got = b.entries(t)
 	require.Len(t, got, 3)
-	require.Contains(t, got[1].Detail, "500 more requests without a valid token were refused from 127.0.0.1 between 2026-03-10T12:00:00Z and 2026-03-10T12:01:00Z")
+	require.Contains(t, got[1].Detail, "100 more requests without a valid token were refused from 127.0.0.1 between 2026-03-10T12:00:00Z and 2026-03-10T12:01:00Z")
 	require.Equal(t, "purge", got[2].Action, "named as the action it would have been")
 
 	// A valid token's refusal is recorded under its name the first time
@@ -230,4 +232,67 @@ func TestRefusalsAreAuditedWhateverRefusedThem(t *testing.T) {
 		{"ops-admin", "POST /v1/actions/../purge", domain.AuditError},
 		{"ops-admin", "tune.set", domain.AuditError},
 	}, got)
+}
+
+// A token that may only read cannot grow the store by reporting refusals:
+// 500 reports with 50 targets of 100 chars are one bounded entry per
+// action and, once the minute is over, one more that counts the rest.
+func TestReportedRefusalsCannotGrowTheStore(t *testing.T) {
+	t.Parallel()
+	b := setupRefusals(t)
+	targets := make([]string, 50)
+	for i := range targets {
+		targets[i] = fmt.Sprintf("%03d%s", i, strings.Repeat("t", 97))
+	}
+	report := func(action, reason string) int {
+		t.Helper()
+		body, err := json.Marshal(admin.Refusal{Action: action, Targets: targets, Reason: reason})
+		require.NoError(t, err)
+		req, err := http.NewRequest(http.MethodPost, b.srv.URL+"/v1/audit/refusals", bytes.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+roleTokens["monitor"])
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := b.srv.Client().Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	before := fileSize(t, b.db)
+	for i := range 500 {
+		require.Equal(t, http.StatusNoContent, report("message.resend", fmt.Sprintf("refusal %d", i)))
+	}
+	require.Equal(t, http.StatusNoContent, report("purge", "another action"))
+	got := b.entries(t)
+	require.Len(t, got, 2, "one entry per actor and action in a minute")
+	require.Equal(t, "ops-monitor", got[0].Actor)
+	require.Equal(t, "message.resend", got[0].Action)
+	require.Len(t, got[0].Targets, 50)
+	require.Contains(t, got[0].Detail, "refusal 0; further refusals of message.resend reported by ops-monitor until "+
+		"2026-03-10T12:01:00Z are counted, not recorded one by one")
+	require.Equal(t, "purge", got[1].Action)
+	require.Equal(t, http.StatusBadRequest, report("message.list", "not audited"), "an action whose refusals are not audited")
+
+	// A minute later, the next report writes the count, then itself.
+	b.clock.advance(time.Minute)
+	require.Equal(t, http.StatusNoContent, report("message.resend", "later"))
+	got = b.entries(t)
+	require.Len(t, got, 4)
+	require.Equal(t, "ops-monitor", got[2].Actor)
+	require.Equal(t, "message.resend", got[2].Action)
+	require.Equal(t, "499 more refusals of message.resend reported by ops-monitor between 2026-03-10T12:00:00Z and "+
+		"2026-03-10T12:01:00Z were counted, not recorded one by one; the last: refusal 499", got[2].Detail)
+	require.Contains(t, got[3].Detail, "later; further refusals")
+
+	// At close, the counts still open are written.
+	for range 3 {
+		require.Equal(t, http.StatusNoContent, report("message.resend", "at close"))
+	}
+	b.api.Close()
+	got = b.entries(t)
+	require.Len(t, got, 5)
+	require.Contains(t, got[4].Detail, "3 more refusals of message.resend")
+
+	grown := fileSize(t, b.db) - before
+	t.Logf("the store grew by %d bytes", grown)
+	require.Less(t, grown, int64(1<<20))
 }

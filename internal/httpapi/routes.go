@@ -358,8 +358,23 @@ func (s *Server) recordRefusal(w http.ResponseWriter, r *http.Request) error {
 	if err := s.decode(w, r, &body, 64<<10); err != nil {
 		return err
 	}
-	if err := s.opts.Service.RecordRefusal(r.Context(), body); err != nil {
+	if err := body.Check(); err != nil {
 		return err
+	}
+	// Folded per actor and action, as the server's own refusals are: a
+	// token that may only read cannot grow the audit log by posting.
+	c, _ := admin.CallerFrom(r.Context())
+	e := &domain.AuditEntry{At: s.opts.Now(), Actor: c.Actor, Source: c.Source, Action: body.Action,
+		Targets: []string{}, Result: domain.AuditError, Detail: body.Reason}
+	e.Bound()
+	first, summaries := s.refusals.noteReport(e)
+	s.write(context.WithoutCancel(r.Context()), summaries)
+	if first {
+		body.Reason += fmt.Sprintf("; further refusals of %s reported by %s until %s are counted, not recorded one by one",
+			body.Action, c.Actor, e.At.Add(refusalWindow).UTC().Format(time.RFC3339))
+		if err := s.opts.Service.RecordRefusal(r.Context(), body); err != nil {
+			return err
+		}
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
@@ -417,7 +432,7 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, limit int
 		if errors.As(err, &tooBig) {
 			return domain.Errorf(domain.ErrTooLarge, "request body is over %s", domain.FormatBytes(limit))
 		}
-		return domain.Invalidf("request body: %v", err)
+		return s.bodyError(err)
 	}
 	if err := wire.CheckText(body); err != nil {
 		return fmt.Errorf("request body: %w", err)
@@ -487,7 +502,7 @@ func (s *Server) putPayload(w http.ResponseWriter, r *http.Request) error {
 			err = domain.Errorf(domain.ErrTooLarge, "message %s: the new payload is over the limit (engine.max_payload) of %s; nothing was changed",
 				id, domain.FormatBytes(s.opts.MaxPayload))
 		} else {
-			err = domain.Invalidf("request body: %v", err)
+			err = s.bodyError(err)
 		}
 		return s.refuseEdit(r, id, err)
 	}

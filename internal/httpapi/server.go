@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/queuectl/queuectl/internal/admin"
@@ -42,6 +43,9 @@ type Options struct {
 	// Now is the clock of audit entries and of the count of refusals;
 	// tests may replace it.
 	Now func() time.Time
+	// BodyTimeout is how long a request's body may take to arrive;
+	// zero means the default, BodyTimeout.
+	BodyTimeout time.Duration
 }
 
 // Server is the HTTP API.
@@ -50,6 +54,12 @@ type Server struct {
 	tokens   *tokenSet
 	routes   []route
 	refusals *refusalLog
+
+	// noSpaceMu guards when a full disk was last logged and how many
+	// requests ran into it since.
+	noSpaceMu      sync.Mutex
+	noSpaceLogged  time.Time
+	noSpaceRefused int
 }
 
 // route is one endpoint: what it needs and what it does.
@@ -87,6 +97,9 @@ func New(opts Options) *Server {
 	}
 	if opts.Now == nil {
 		opts.Now = func() time.Time { return time.Now().UTC() }
+	}
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = BodyTimeout
 	}
 	s := &Server{opts: opts, tokens: newTokenSet(opts.Tokens), refusals: newRefusalLog()}
 	s.routes = s.table()
@@ -128,7 +141,7 @@ func (s *Server) Handler(trusted bool) http.Handler {
 		}
 		writeError(w, domain.NotFoundf("no route %s %s; see /v1/openapi.json", r.Method, r.URL.Path))
 	})
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return s.limited(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The mux would answer a path with . or .. segments or a double
 		// slash with a redirect to its clean form, which a client then
 		// follows as another request (a POST turning into a GET). Every
@@ -143,7 +156,7 @@ func (s *Server) Handler(trusted bool) http.Handler {
 			return
 		}
 		mux.ServeHTTP(w, r)
-	})
+	}))
 }
 
 // allowed lists the methods the API takes for the request's path, in the
@@ -241,6 +254,9 @@ func (s *Server) wrap(rt route, trusted bool) http.HandlerFunc {
 			if rt.mutating && errors.As(err, &rf) {
 				s.record(r, &rt, c, domain.AuditError, err.Error(), rf.body)
 			}
+			if errors.Is(err, domain.ErrNoSpace) {
+				s.noteNoSpace(err)
+			}
 			writeError(w, err)
 		}
 	}
@@ -324,6 +340,8 @@ func writeError(w http.ResponseWriter, err error) {
 	case errors.Is(err, admin.ErrVersionMismatch):
 		// An edit's If-Match named a version the payload no longer has.
 		status, code = http.StatusPreconditionFailed, "conflict"
+	case errors.Is(err, errBodyTimeout):
+		status, code = http.StatusRequestTimeout, "invalid"
 	case errors.Is(err, domain.ErrTooLarge):
 		status, code = http.StatusRequestEntityTooLarge, "too_large"
 	case errors.Is(err, domain.ErrInvalid):
@@ -334,6 +352,9 @@ func writeError(w http.ResponseWriter, err error) {
 		status, code = http.StatusConflict, "conflict"
 	case errors.Is(err, domain.ErrPermission):
 		status, code = http.StatusForbidden, "forbidden"
+	case errors.Is(err, domain.ErrNoSpace):
+		// RFC 4918 §11.5: the server cannot store what the request needs.
+		status, code = http.StatusInsufficientStorage, "unavailable"
 	case errors.Is(err, domain.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
 		status, code = http.StatusServiceUnavailable, "unavailable"
 	}

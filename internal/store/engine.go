@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -64,7 +65,8 @@ type EngineStore interface {
 	// they touch, and then — in the same transaction — claims as Claim does
 	// when p.Claim is set, so that an EOIO queue's next head rides in the
 	// transaction of its previous outcome. An outcome whose compare-and-set
-	// fails is reported in RecordResult.Conflicts and changes nothing; the
+	// fails is reported in RecordResult.Conflicts and changes nothing; one
+	// whose message cannot be read is reported in RecordResult.Damaged; the
 	// others apply.
 	Record(ctx context.Context, p RecordParams) (*RecordResult, error)
 	// Recover runs crash recovery (§4) for one dead incarnation: each message
@@ -104,6 +106,12 @@ type EngineStore interface {
 // ErrFenced marks an engine write refused because the node's incarnation or
 // lease is no longer current: another node took over.
 var ErrFenced = domain.Errorf(domain.ErrConflict, "this node's lease was taken over")
+
+// ErrDamaged marks a store whose stored data is damaged (a record that
+// does not decode). Such an error is also of kind domain.ErrUnavailable, but
+// it may concern one message only: the engine records the outcomes of
+// others apart from it.
+var ErrDamaged = errors.New("the store is damaged")
 
 // ErrOverdue marks an engine write refused because the node's last
 // heartbeat is older than its TTL: until a heartbeat renews it (or another
@@ -314,6 +322,12 @@ type RecordResult struct {
 	// Conflicts holds, per refused outcome, why (an error wrapping
 	// domain.ErrConflict or ErrFenced).
 	Conflicts map[string]error
+	// Damaged holds, per outcome whose message the store cannot read (a
+	// damaged record), why: one bad record does not stop the others. The
+	// message is as the store has it — the embedded store writes nothing
+	// to it and leaves it DLNG, for recovery; PostgreSQL may have applied
+	// the outcome before it read the row back — and Applied is nil.
+	Damaged map[string]error
 	// Claim is the result of p.Claim.
 	Claim *ClaimResult
 }

@@ -268,7 +268,7 @@ func loadTLS(cert, key string) (*tls.Config, error) {
 }
 
 // listenTCP takes the TCP address of --listen, if any: a TLS listener
-// with tlsConf. An address another process holds is refused with a hint.
+// with tlsConf, serving at most httpapi.MaxConnections connections at once. An address another process holds is refused with a hint.
 func listenTCP(listen string, tlsConf *tls.Config) (net.Listener, error) {
 	if listen == "" {
 		return nil, nil
@@ -285,6 +285,10 @@ func listenTCP(listen string, tlsConf *tls.Config) (net.Listener, error) {
 		return nil, domain.WithHint(domain.ErrUnavailable, fmt.Sprintf("listen on %s: %v", listen, err),
 			"check the --listen (or server.listen) address; nothing was started")
 	}
+	// The connection limit goes under TLS: the HTTP server must see the
+	// *tls.Conn to fill a request's TLS state and to answer plain HTTP
+	// sent to it.
+	tl = httpapi.LimitListener(tl, httpapi.MaxConnections)
 	if tlsConf != nil {
 		tl = tls.NewListener(tl, tlsConf)
 	}
@@ -312,26 +316,20 @@ func startAPI(api *httpapi.Server, sock string, tl net.Listener, withTLS bool, l
 			return nil, nil, domain.Errorf(domain.ErrUnavailable, "serve the socket %s: %v", sock, err)
 		}
 		servers = append(servers, newHTTPServer(api.Handler(true)))
-		go serveOn(servers[0], ul, failed)
+		go serveOn(servers[0], httpapi.LimitListener(ul, httpapi.MaxConnections), failed)
 		log.Info("api listening", "socket", sock)
 	}
 	if tl != nil {
 		srv := newHTTPServer(api.Handler(false))
 		servers = append(servers, srv)
-		go serveOn(srv, tl, failed)
+		go serveOn(srv, tl, failed) // limited by listenTCP
 		log.Info("api listening", "address", tl.Addr().String(), "tls", withTLS)
 	}
 	return servers, failed, nil
 }
 
 func newHTTPServer(h http.Handler) *http.Server {
-	return &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       5 * time.Minute,
-		WriteTimeout:      5 * time.Minute,
-		IdleTimeout:       2 * time.Minute,
-	}
+	return httpapi.NewHTTPServer(h)
 }
 
 // serveOn serves srv on l until it is shut down; any other end is a

@@ -42,6 +42,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
@@ -200,13 +201,18 @@ func (s *Store) write(ctx context.Context, fn func(t *txn) error) error {
 	if s.readOnly {
 		return fmt.Errorf("the store %s is open read-only", s.path)
 	}
-	return damaged(s.path, s.group.run(func(tx *bbolt.Tx) error {
+	err := damaged(s.path, s.group.run(func(tx *bbolt.Tx) error {
 		t := &txn{tx: tx, clock: s.clock, owner: s.owner(), legacy: s.legacy, oldOrder: s.oldOrder}
 		if err := fn(t); err != nil {
 			return err
 		}
 		return t.flush()
 	}))
+	if errors.Is(err, syscall.ENOSPC) && !errors.Is(err, domain.ErrNoSpace) {
+		// bbolt rolls the transaction back: nothing of it is in the file.
+		return domain.NoSpace("the store "+s.path, err)
+	}
+	return err
 }
 
 // Commits returns how many write transactions were committed since Open,

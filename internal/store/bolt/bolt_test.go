@@ -325,6 +325,29 @@ func TestDamagedMessageStopsNothing(t *testing.T) {
 		{ID: good.ID, Epoch: res.Claimed[0].Epoch, Kind: store.OutcomeDelivered},
 	}})
 	require.NoError(t, err)
-	require.ErrorIs(t, rec.Conflicts[damaged.ID], domain.ErrConflict)
+	require.Contains(t, rec.Damaged, damaged.ID)
+	require.Empty(t, rec.Conflicts)
 	require.Equal(t, domain.StatusDLVD, rec.Applied[1].Status)
+}
+
+// TestRecordDamaged: an outcome batch with one record the store cannot
+// read records the others.
+func TestRecordDamaged(t *testing.T) {
+	t.Parallel()
+	storetest.RunRecordDamaged(t, func(t *testing.T) store.Store { return openTestStore(t) },
+		func(t *testing.T, st store.Store, id string) func() {
+			s := st.(*Store)
+			key, _ := parseID(id)
+			var was []byte
+			require.NoError(t, s.db.Update(func(tx *bbolt.Tx) error {
+				b := tx.Bucket([]byte(bucketMessages))
+				was = append([]byte{}, b.Get(key[:])...)
+				return b.Put(key[:], []byte{recordV1, 0})
+			}))
+			return func() {
+				require.NoError(t, s.db.Update(func(tx *bbolt.Tx) error {
+					return tx.Bucket([]byte(bucketMessages)).Put(key[:], was)
+				}))
+			}
+		})
 }

@@ -10,12 +10,13 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"github.com/queuectl/queuectl/internal/domain"
+	"github.com/queuectl/queuectl/internal/store"
 )
 
 // ErrDamaged marks a store whose pages or records are damaged: bbolt found
 // a page it cannot read, or a record or an index entry does not decode.
 // Such an error is also of kind domain.ErrUnavailable (exit 6).
-var ErrDamaged = errors.New("the store is damaged")
+var ErrDamaged = store.ErrDamaged
 
 // errRecord marks a record or an index entry that cannot be what the store
 // wrote: the transaction that read it reports the store as damaged.

@@ -23,6 +23,14 @@ func (s *Store) Record(ctx context.Context, p store.RecordParams) (*store.Record
 		touched := map[string]bool{}
 		for i, o := range p.Outcomes {
 			after, err := t.apply(p.Node, o, at)
+			var unreadable *unreadableError
+			if errors.As(err, &unreadable) {
+				if out.Damaged == nil {
+					out.Damaged = map[string]error{}
+				}
+				out.Damaged[o.ID] = unreadable.err
+				continue
+			}
 			if errors.Is(err, domain.ErrConflict) {
 				if out.Conflicts == nil {
 					out.Conflicts = map[string]error{}
@@ -69,8 +77,9 @@ func (t *txn) apply(node store.Node, o store.Outcome, at time.Time) (*domain.Mes
 		return nil, domain.Conflictf("message %s: it no longer exists", o.ID)
 	}
 	if err != nil {
-		// A record that cannot be read changes nothing and stops nothing.
-		return nil, domain.Conflictf("message %s: %v", o.ID, err)
+		// A record that cannot be read changes nothing and stops nothing:
+		// the message stays DLNG, for recovery.
+		return nil, &unreadableError{err: fmt.Errorf("message %s: %w", o.ID, err)}
 	}
 	switch {
 	case cur.Status != domain.StatusDLNG:
@@ -127,3 +136,8 @@ func (t *txn) divert(m *domain.Message, h domain.HistoryEntry) (*domain.Message,
 	}
 	return t.Message(m.ID)
 }
+
+// unreadableError is an outcome's message that cannot be read.
+type unreadableError struct{ err error }
+
+func (e *unreadableError) Error() string { return e.err.Error() }

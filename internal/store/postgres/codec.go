@@ -3,6 +3,7 @@ package postgres
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -233,4 +234,36 @@ func clean(s string) string {
 		return s
 	}
 	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}
+
+// rowScanner scans rows column by column, as pgx.Rows.Scan does but with
+// plans of its own, so that a row with a column that does not decode (a
+// damaged row) fails alone: Rows.Scan would end the whole result.
+type rowScanner struct {
+	plans []pgtype.ScanPlan
+}
+
+// scan scans the current row of rows into dest; a nil dest skips its
+// column.
+func (s *rowScanner) scan(rows pgx.Rows, dest ...any) error {
+	fds, raw := rows.FieldDescriptions(), rows.RawValues()
+	if len(fds) != len(dest) || len(raw) != len(dest) {
+		return fmt.Errorf("a row of %d columns scanned into %d destinations", len(fds), len(dest))
+	}
+	if s.plans == nil {
+		s.plans = make([]pgtype.ScanPlan, len(dest))
+	}
+	m := rows.Conn().TypeMap()
+	for i, d := range dest {
+		if d == nil {
+			continue
+		}
+		if s.plans[i] == nil {
+			s.plans[i] = m.PlanScan(fds[i].DataTypeOID, fds[i].Format, d)
+		}
+		if err := s.plans[i].Scan(raw[i], d); err != nil {
+			return pgx.ScanArgError{ColumnIndex: i, FieldName: fds[i].Name, Err: err}
+		}
+	}
+	return nil
 }

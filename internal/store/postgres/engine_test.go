@@ -2,9 +2,11 @@ package postgres_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/queuectl/queuectl/internal/domain"
@@ -96,4 +98,33 @@ func TestBatchesCostFixedRoundTrips(t *testing.T) {
 	require.Equal(t, c4, c40, "a claim's round trips do not grow with the messages it claims")
 	require.Equal(t, r4, r40, "nor an outcome batch's with its outcomes")
 	require.Equal(t, rc4, rc40)
+}
+
+// TestRecordDamaged: an outcome batch with one row the store cannot decode
+// (headers that are not text) records the others.
+func TestRecordDamaged(t *testing.T) {
+	t.Parallel()
+	var urls sync.Map // *postgres.Store → its schema's URL
+	storetest.RunRecordDamaged(t, func(t *testing.T) store.Store {
+		url := pgtest.URL(t)
+		st, err := postgres.Open(context.Background(), url, postgres.Options{Migrate: true, MaxConns: 4})
+		require.NoError(t, err)
+		t.Cleanup(func() {
+			require.NoError(t, st.Check(context.Background()), "the store's invariants hold")
+			require.NoError(t, st.Close())
+		})
+		urls.Store(st, url)
+		return st
+	}, func(t *testing.T, st store.Store, id string) func() {
+		url, _ := urls.Load(st)
+		conn, err := pgx.Connect(t.Context(), url.(string))
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, conn.Close(context.Background())) })
+		exec := func(sql string) {
+			_, err := conn.Exec(context.Background(), sql, id)
+			require.NoError(t, err)
+		}
+		exec(`UPDATE messages SET headers = '{"Content-Type": 1}' WHERE id = $1`)
+		return func() { exec(`UPDATE messages SET headers = NULL WHERE id = $1`) }
+	})
 }

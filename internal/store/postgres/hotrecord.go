@@ -23,6 +23,10 @@ type hotRecord struct {
 	// applied holds, per outcome of the batch, the message as stored
 	// after it, where the statement applied it.
 	applied []*domain.Message
+	// damaged holds, per place in the batch, why the message an outcome
+	// applied to could not be read back: the outcome is recorded, and the
+	// others are not held up by it.
+	damaged map[int]error
 	state   int
 	// ready says an outcome made its message ready again (a hand-back).
 	ready bool
@@ -79,6 +83,7 @@ func queueHotRecord(b *pgx.Batch, n store.Node, outcomes []store.Outcome) *hotRe
 // outcome applied on each but when none applied.
 func (h *hotRecord) scan(rows pgx.Rows) error {
 	defer rows.Close()
+	var sc rowScanner
 	for rows.Next() {
 		var ord pgtype.Int8
 		var ms messageScan
@@ -88,8 +93,17 @@ func (h *hotRecord) scan(rows pgx.Rows) error {
 		} else {
 			dest = append(dest, ms.dest()...)
 		}
-		if err := rows.Scan(dest...); err != nil {
-			return fmt.Errorf("record outcomes: %w", err)
+		if err := sc.scan(rows, dest...); err != nil {
+			// A row that does not decode: which outcome it is, from the
+			// columns before the message's.
+			if !ord.Valid {
+				return fmt.Errorf("record outcomes: %w", err)
+			}
+			if h.damaged == nil {
+				h.damaged = map[int]error{}
+			}
+			h.damaged[h.at[ord.Int64-1]] = err
+			continue
 		}
 		if !ord.Valid {
 			continue
@@ -114,7 +128,7 @@ func (h *hotRecord) done() error {
 func (h *hotRecord) left() []int {
 	var out []int
 	for i, m := range h.applied {
-		if m == nil {
+		if _, bad := h.damaged[i]; m == nil && !bad {
 			out = append(out, i)
 		}
 	}

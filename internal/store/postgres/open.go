@@ -180,8 +180,13 @@ func unreachable(target string, err error) error {
 }
 
 // dbError turns a failure of the connection during a transaction into an
-// error wrapping domain.ErrUnavailable; any other error is returned as it is.
+// error wrapping domain.ErrUnavailable, and a full disk into one wrapping
+// domain.ErrNoSpace too; any other error is returned as it is.
 func (s *Store) dbError(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "53100" { // disk_full
+		return domain.NoSpace("the PostgreSQL database "+s.target, err)
+	}
 	if err == nil || !connectionLost(err) {
 		return err
 	}

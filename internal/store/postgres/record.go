@@ -45,6 +45,13 @@ func (s *Store) Record(ctx context.Context, p store.RecordParams) (*store.Record
 		return nil, err
 	}
 	copy(out.Applied, h.applied)
+	for at, err := range h.damaged {
+		if out.Damaged == nil {
+			out.Damaged = map[string]error{}
+		}
+		out.Damaged[p.Outcomes[at].ID] = fmt.Errorf("message %s: its outcome is recorded, but the stored message "+
+			"cannot be read back: %w", p.Outcomes[at].ID, err)
+	}
 	if h.ready {
 		// Handed back: other nodes may take them.
 		s.notify(ctx)
@@ -58,6 +65,12 @@ func (s *Store) Record(ctx context.Context, p store.RecordParams) (*store.Record
 			out.Applied[at] = rest.Applied[i]
 		}
 		out.Conflicts = rest.Conflicts
+		for id, err := range rest.Damaged {
+			if out.Damaged == nil {
+				out.Damaged = map[string]error{}
+			}
+			out.Damaged[id] = err
+		}
 	}
 	if hc == nil {
 		return out, nil
@@ -121,6 +134,7 @@ func (t *txn) record(p store.RecordParams, start turns) (*store.RecordResult, tu
 	check := queueFence(b, p.Node)
 	var locked, read []*store.QueueRecord
 	var msgs []*storedMessage
+	damaged := map[[16]byte]error{}
 	leases := map[string]held{}
 	if len(ids) > 0 {
 		// The queues first, in name order — EOIO queues locked, EO queues
@@ -149,9 +163,22 @@ func (t *txn) record(p store.RecordParams, start turns) (*store.RecordResult, tu
 			return err
 		})
 		b.Queue(`SELECT `+messageColumns+` FROM messages WHERE id = ANY($1) ORDER BY id FOR UPDATE`, ids).Query(func(rows pgx.Rows) error {
-			var err error
-			msgs, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*storedMessage, error) { return scanMessage(row) })
-			return err
+			defer rows.Close()
+			var sc rowScanner
+			for rows.Next() {
+				var ms messageScan
+				if err := sc.scan(rows, ms.dest()...); err != nil {
+					// A row that does not decode stops its own outcome
+					// only; the id is the first column.
+					if !ms.id.Valid {
+						return err
+					}
+					damaged[ms.id.Bytes] = err
+					continue
+				}
+				msgs = append(msgs, ms.message())
+			}
+			return rows.Err()
 		})
 	}
 	if err := t.tx.SendBatch(t.ctx, b).Close(); err != nil {
@@ -180,6 +207,13 @@ func (t *txn) record(p store.RecordParams, start turns) (*store.RecordResult, tu
 		var cur *storedMessage
 		if id, ok := parseID(o.ID); ok {
 			cur = byID[id.Bytes]
+			if err := damaged[id.Bytes]; err != nil && cur == nil {
+				if out.Damaged == nil {
+					out.Damaged = map[string]error{}
+				}
+				out.Damaged[o.ID] = fmt.Errorf("message %s: the stored message cannot be read: %w", o.ID, err)
+				continue
+			}
 		}
 		after, err := t.outcome(w, p.Node, o, cur, leases, at)
 		if err != nil {
