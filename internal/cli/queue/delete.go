@@ -2,11 +2,13 @@ package queue
 
 import (
 	"context"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/queuectl/queuectl/internal/admin"
 	"github.com/queuectl/queuectl/internal/cli/cmdutil"
+	"github.com/queuectl/queuectl/internal/domain"
 )
 
 // DeleteOptions are the parsed flags of `queue delete`.
@@ -54,7 +56,8 @@ Use delete for the others, such as EOIO queues of app queues no longer used.
 
 // RunDelete deletes the queues.
 func RunDelete(ctx context.Context, opts *DeleteOptions) error {
-	a := &cmdutil.BulkAction{Action: admin.ActDeleteQueue, Verb: "delete", Change: "empty → removed", Noun: "queue"}
+	a := &cmdutil.BulkAction{Action: admin.ActDeleteQueue, Verb: "delete", Change: "empty → removed", Noun: "queue",
+		Suggest: suggestQueue}
 	if opts.All {
 		f, err := opts.Filters.filter()
 		if err != nil {
@@ -63,4 +66,15 @@ func RunDelete(ctx context.Context, opts *DeleteOptions) error {
 		a.Select = &admin.Selection{Queues: &f}
 	}
 	return cmdutil.RunBulk(ctx, a, &opts.BulkOptions)
+}
+
+// suggestQueue names the queue a name not found most likely meant: one of
+// those that share its first four letters (its kind, XBTO, XBQI, ...).
+func suggestQueue(ctx context.Context, svc admin.Service, missing string) string {
+	prefix := strings.ToUpper(missing[:min(len(missing), 4)])
+	names, err := svc.Names(ctx, admin.NamesParams{Kind: admin.NameQueue, Prefix: prefix, Limit: 1000})
+	if err != nil {
+		return ""
+	}
+	return domain.Suggest(missing, names)
 }
