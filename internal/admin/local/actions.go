@@ -133,7 +133,13 @@ func (s *Service) Act(ctx context.Context, p admin.ActParams) (*admin.BulkResult
 			if err := store.LockQueues(w, names, ids); err != nil {
 				return err
 			}
-			for _, t := range batch {
+			order := batch
+			if p.Action == admin.ActDeleteQueue {
+				// A delete locks each row as it goes: in name order, the
+				// order every writer locks queue rows in.
+				order = slices.Sorted(slices.Values(batch))
+			}
+			for _, t := range order {
 				q, err := s.actOne(w, p, t, br)
 				if err != nil {
 					return err
