@@ -235,7 +235,11 @@ func QueueHolds(q *QueueRecord) error {
 			parts = append(parts, fmt.Sprintf("%d %s", c, s))
 		}
 	}
-	return fmt.Errorf("queue %s holds %d messages (%s): %w", q.Name, n, strings.Join(parts, ", "), ErrQueueHolds)
+	word := "messages"
+	if n == 1 {
+		word = "message"
+	}
+	return fmt.Errorf("queue %s holds %d %s (%s): %w", q.Name, n, word, strings.Join(parts, ", "), ErrQueueHolds)
 }
 
 // Holds says whether a queue record counts any message.

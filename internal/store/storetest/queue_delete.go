@@ -54,7 +54,7 @@ func testDeleteQueue(t *testing.T, open Opener) {
 			err := b.store.Update(b.ctx, func(w store.Writer) error { return w.DeleteQueue(m.Queue) })
 			require.ErrorIs(t, err, store.ErrQueueHolds, "a queue with a %s message", s)
 			require.ErrorIs(t, err, domain.ErrConflict)
-			require.ErrorContains(t, err, fmt.Sprintf("queue %s holds 1 messages (1 %s)", m.Queue, s))
+			require.ErrorContains(t, err, fmt.Sprintf("queue %s holds 1 message (1 %s)", m.Queue, s))
 			require.Equal(t, map[domain.Status]int64{s: 1}, b.counts(t, m.Queue), "nothing changed")
 		}
 	})
