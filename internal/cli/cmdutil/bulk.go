@@ -44,8 +44,8 @@ type BulkAction struct {
 	// --all would select but for that: they are counted and named apart,
 	// in the prompt and in the result.
 	Blacklisted *admin.Selection
-	// Suggest, if set, names the target that one not found most likely
-	// meant ("" for none): a hint follows the result.
+	// Suggest, if set, says which target one not found most likely meant
+	// ("" when none is close): a hint line after the result.
 	Suggest func(ctx context.Context, svc admin.Service, missing string) string
 }
 
@@ -140,7 +140,7 @@ func RunBulk(ctx context.Context, a *BulkAction, opts *BulkOptions) error {
 	if a.Suggest != nil {
 		for _, missing := range r.res.NotFound[:min(len(r.res.NotFound), 5)] {
 			if s := a.Suggest(ctx, svc, missing); s != "" {
-				opts.Hintf("%s not found: did you mean %s?", output.Escape(missing), s)
+				opts.Hintf("%s", output.Escape(s))
 			}
 		}
 	}

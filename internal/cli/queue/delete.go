@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -68,13 +69,13 @@ func RunDelete(ctx context.Context, opts *DeleteOptions) error {
 	return cmdutil.RunBulk(ctx, a, &opts.BulkOptions)
 }
 
-// suggestQueue names the queue a name not found most likely meant: one of
-// those that share its first four letters (its kind, XBTO, XBQI, ...).
+// suggestQueue names the queue a name not found most likely meant, by
+// the rule every lookup of a queue name follows (queue show): the service's
+// not-found error, when it has a suggestion.
 func suggestQueue(ctx context.Context, svc admin.Service, missing string) string {
-	prefix := strings.ToUpper(missing[:min(len(missing), 4)])
-	names, err := svc.Names(ctx, admin.NamesParams{Kind: admin.NameQueue, Prefix: prefix, Limit: 1000})
-	if err != nil {
-		return ""
+	_, err := svc.Queue(ctx, missing)
+	if errors.Is(err, domain.ErrNotFound) && strings.Contains(err.Error(), "did you mean") {
+		return err.Error()
 	}
-	return domain.Suggest(missing, names)
+	return ""
 }
