@@ -82,7 +82,8 @@ var commands = map[string]Permission{
 	"message payload": PermPayload,
 	"message resend":  PermOperate, "message fail": PermOperate, "message edit": PermOperate, "blacklist release": PermOperate,
 	"blacklist fail": PermOperate, "queue stop": PermOperate, "queue start": PermOperate,
-	"tx commit": PermTx, "tx rollback": PermTx,
+	"queue delete": PermOperate,
+	"tx commit":    PermTx, "tx rollback": PermTx,
 	"send":     PermSend,
 	"tune set": PermAdmin, "tune unset": PermAdmin, "purge": PermAdmin, "eoio switch": PermAdmin,
 }

@@ -40,14 +40,24 @@ const (
 	ActRollback      Action = "tx.rollback"       // PEND → deleted
 	ActStop          Action = "queue.stop"        // delivery of a queue stops
 	ActStart         Action = "queue.start"       // delivery of a queue resumes
+	ActDeleteQueue   Action = "queue.delete"      // an empty queue is removed
 )
 
 // QueueAction reports whether a targets queue names rather than message ids.
-func (a Action) QueueAction() bool { return a == ActStop || a == ActStart }
+func (a Action) QueueAction() bool { return a == ActStop || a == ActStart || a == ActDeleteQueue }
 
 // Selects reports whether a queue action selects q when it acts on a
-// selection: stop the queues that run, start the stopped ones.
+// selection: stop the queues that run, start the stopped ones, delete the
+// empty ones.
 func (a Action) Selects(q *domain.Queue) bool {
+	if a == ActDeleteQueue {
+		for _, n := range q.Counts {
+			if n != 0 {
+				return false
+			}
+		}
+		return q.Stuck == 0
+	}
 	return a.QueueAction() && q.Stopped == (a == ActStart)
 }
 
@@ -171,8 +181,10 @@ type PurgeParams struct {
 	DryRun          bool
 }
 
-// PurgeResult counts what was (or would be) purged per status.
+// PurgeResult counts what was (or would be) purged per status, and the
+// empty queues removed with them: those no tuning value in force creates.
 type PurgeResult struct {
 	Counts map[domain.Status]int `json:"counts" yaml:"counts"`
+	Queues int                   `json:"queues" yaml:"queues"`
 	DryRun bool                  `json:"dry_run" yaml:"dry_run"`
 }

@@ -30,7 +30,8 @@ func (r Refusal) Check() error {
 // AuditActions lists the actions the audit log names, in the order of a
 // message's life: sent, committed or rolled back, resent or failed, its
 // payload corrected, released from the blacklist or failed there; then the queues' and the
-// store's: stop, start, tuning, purge, the EOIO switch.
+// store's: stop, start, delete, tuning, purge, the EOIO switch.
 var AuditActions = []string{"send", string(ActCommit), string(ActRollback), string(ActResend), string(ActFail),
-	string(ActEdit), string(ActRelease), string(ActBlacklistFail), string(ActStop), string(ActStart), "tune.set", "tune.unset", "purge",
+	string(ActEdit), string(ActRelease), string(ActBlacklistFail), string(ActStop), string(ActStart), string(ActDeleteQueue),
+	"tune.set", "tune.unset", "purge",
 	"eoio.switch"}

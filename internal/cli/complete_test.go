@@ -74,7 +74,8 @@ func TestCompleteFixedSetsWithoutAStore(t *testing.T) {
 		require.Equal(t, cobra.ShellCompDirectiveNoFileComp, directive, "%q: no file names", c.args)
 	}
 	require.Equal(t, []string{"send", "tx.commit", "tx.rollback", "message.resend", "message.fail",
-		"message.edit", "blacklist.release", "blacklist.fail", "queue.stop", "queue.start", "tune.set", "tune.unset", "purge", "eoio.switch"}, admin.AuditActions)
+		"message.edit", "blacklist.release", "blacklist.fail", "queue.stop", "queue.start", "queue.delete", "tune.set", "tune.unset",
+		"purge", "eoio.switch"}, admin.AuditActions)
 	_, err := os.Stat(b.db)
 	require.True(t, os.IsNotExist(err), "completion creates no store")
 }

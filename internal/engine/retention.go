@@ -9,9 +9,10 @@ import (
 )
 
 // retentionLoop deletes what is past its retention until ctx ends: DLVD and
-// FAIL messages (engine.retention.delivered and .failed, §8), and audit
-// entries (engine.retention.audit, §6), so that nothing — refused requests
-// included — grows the store without bound. It runs at start, then every
+// FAIL messages (engine.retention.delivered and .failed, §8), the empty
+// queues that no tuning value in force creates again, and audit entries
+// (engine.retention.audit, §6), so that nothing — refused requests
+// included, a mistyped parallelism — grows the store without bound. It runs at start, then every
 // tenth of the shortest retention, at most every minute. A retention of 0
 // keeps its kind for ever.
 func (e *Engine) retentionLoop(ctx context.Context) {
@@ -54,6 +55,13 @@ func (e *Engine) purgeExpired(ctx context.Context) {
 		case n > 0:
 			e.log.Info("purged", "status", p.status, "messages", n)
 		}
+	}
+	queues, err := store.DeleteUncreatedQueues(ctx, e.st, false, nil)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		e.log.Error("queue retention failed", "err", err)
+	case len(queues) > 0:
+		e.log.Info("empty queues removed", "queues", len(queues), "reason", "no tuning value in force creates them")
 	}
 	if ret.Audit <= 0 {
 		return

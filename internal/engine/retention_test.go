@@ -196,3 +196,30 @@ func TestRetentionLoopPurgesTheAuditLog(t *testing.T) {
 	clk.Advance(time.Second)
 	b.waitFor(t, "the next audit purge", func() bool { return len(audit()) == 0 })
 }
+
+// The retention loop removes, once their messages are purged, the empty
+// queues that the tuning values in force would not create again: with
+// EO_OUTBOUND_PARALLEL at its default of 1, a slotted EO outbound queue
+// (left from a higher value) goes, the receiver's one queue stays.
+func TestRetentionLoopRemovesUncreatedQueues(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	clk := newClock()
+	b.now = clk.Now
+	b.cfg.Engine.Retention = config.Retention{Delivered: 10 * time.Millisecond, Failed: 10 * time.Millisecond}
+	b.newEndpoint(t, "WMS")
+	old := clk.Now().Add(-time.Hour)
+	plain, slotted := "XBTO"+code4("WMS"), "XBTO"+code4("WMS")+"0003"
+	b.aged(t, plain, domain.StatusDLVD, old, old)
+	b.aged(t, slotted, domain.StatusDLVD, old, old)
+	b.start(t)
+	b.waitFor(t, "the queue retention", func() bool { return b.logged("empty queues removed") })
+	require.NoError(t, b.st.View(b.ctx, func(r store.Reader) error {
+		_, err := r.Queue(slotted)
+		require.ErrorIs(t, err, domain.ErrNotFound)
+		q, err := r.Queue(plain)
+		require.NoError(t, err)
+		require.Empty(t, q.Counts)
+		return nil
+	}))
+}

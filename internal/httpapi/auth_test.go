@@ -139,6 +139,7 @@ func (b *authBundle) endpoints() []endpoint {
 		act("blacklist.fail", b.ndlv, operators),
 		act("queue.stop", "XBTI0000", operators),
 		act("queue.start", "XBTI0000", operators),
+		act("queue.delete", "XBTI0000", operators),
 		act("tx.commit", b.pend, txRoles),
 		act("tx.rollback", b.pend, txRoles),
 		{method: "GET", path: "/v1/tuning", roles: readers, want: 200, route: "GET /v1/tuning"},
@@ -289,18 +290,18 @@ func TestRoleMatrix(t *testing.T) {
 	require.Equal(t, want, got)
 	// The first anonymous refusal, and the roles refused: eleven reading
 	// routes to the producer, payloads to 2 roles, a payload edit to 2,
-	// send 3, six operator actions 2 each, two tx actions 1 each, tune,
+	// send 3, seven operator actions 2 each, two tx actions 1 each, tune,
 	// untune, purge and eoio switch 3 each.
-	require.Len(t, got, 1+11+2+2+3+6*2+2*1+4*3)
-	// 14 mutating endpoints × 5 anonymous callers: the others are counted,
+	require.Len(t, got, 1+11+2+2+3+7*2+2*1+4*3)
+	// 15 mutating endpoints × 5 anonymous callers: the others are counted,
 	// and the count is written when the server closes.
-	require.Equal(t, 14*5, anonymous)
+	require.Equal(t, 15*5, anonymous)
 	b.api.Close()
 	all := denied()
 	require.Len(t, all, len(got)+1)
 	summary := all[len(all)-1]
 	require.Equal(t, "anonymous", summary.Actor)
-	require.Contains(t, summary.Detail, fmt.Sprintf("%d more requests without a valid token were refused from 127.0.0.1", 14*5-1))
+	require.Contains(t, summary.Detail, fmt.Sprintf("%d more requests without a valid token were refused from 127.0.0.1", 15*5-1))
 
 	// The allowed mutating requests are audited under the token's name.
 	var actors []string

@@ -147,7 +147,7 @@ func TestOpenAPIRolesMatchTheRouteTable(t *testing.T) {
 		}
 		// The action route: the roles depend on the action.
 		actions := []admin.Action{admin.ActResend, admin.ActFail, admin.ActRelease, admin.ActBlacklistFail,
-			admin.ActCommit, admin.ActRollback, admin.ActStop, admin.ActStart}
+			admin.ActCommit, admin.ActRollback, admin.ActStop, admin.ActStart, admin.ActDeleteQueue}
 		var enum []string
 		for _, p := range op.Parameters {
 			if p.Name == "action" {

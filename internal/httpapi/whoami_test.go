@@ -46,7 +46,7 @@ func TestWhoAmI(t *testing.T) {
 	read := []string{"audit list", "blacklist list", "completion", "eoio status", "message list", "message show",
 		"node list", "queue blocked", "queue list", "queue show", "tune list", "tx list"}
 	operate := []string{"blacklist fail", "blacklist release", "message edit", "message fail", "message payload", "message resend",
-		"queue start", "queue stop", "tx commit", "tx rollback"}
+		"queue delete", "queue start", "queue stop", "tx commit", "tx rollback"}
 	administer := []string{"eoio switch", "purge", "tune set", "tune unset"}
 	sorted := func(lists ...[]string) []string { return slices.Sorted(slices.Values(slices.Concat(lists...))) }
 	for role, want := range map[string][]string{
@@ -91,7 +91,7 @@ func TestWhoAmIAgreesWithTheRoutes(t *testing.T) {
 			cmds := []string{rt.cmd}
 			if rt.permFor != nil {
 				cmds = []string{"message resend", "message fail", "blacklist release", "blacklist fail", "queue stop",
-					"queue start", "tx commit", "tx rollback"}
+					"queue start", "queue delete", "tx commit", "tx rollback"}
 			}
 			for _, cmd := range cmds {
 				need, ok := admin.CommandPermission(cmd)

@@ -110,7 +110,7 @@ func eoio(params Params, lane domain.Lane, in func(domain.EOIOSet) string) (stri
 
 // parallel reads a parallelism value: that of the first subparameter set
 // (a receiver's own, then the default for all receivers), else 1.
-func parallel(params Params, name string, subs ...string) (int, error) {
+func parallel(params ParamReader, name string, subs ...string) (int, error) {
 	for _, sub := range subs {
 		v, ok, err := params.Param(name, sub)
 		if err != nil {
@@ -186,4 +186,57 @@ func (r Router) receiversFor(m *domain.Message) []string {
 		}
 	}
 	return out
+}
+
+// ParamReader reads the tuning values in force.
+type ParamReader interface {
+	Param(name, sub string) (value int, ok bool, err error)
+}
+
+// Creates reports whether the tuning values in force would place a new
+// message in the queue named (of receiver, for an outbound queue): an EO
+// queue whose slot lies within its parameter's value, or, for an EO
+// outbound queue, whose form (with a slot or without) the value asks for.
+// An EOIO queue is its app queue's, which any new message may name: the
+// parameters create every one of them. Retention removes the empty queues
+// the parameters would not create again (store.DeleteUncreatedQueues).
+func Creates(params ParamReader, name, receiver string) (bool, error) {
+	qos, stage, ok := domain.QueueQoS(name)
+	if !ok || qos != domain.EO {
+		return true, nil
+	}
+	slot := func(digits string) int {
+		if len(digits) != 4 {
+			return -1
+		}
+		n := 0
+		for _, c := range digits {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n
+	}
+	if stage == domain.Inbound {
+		role := map[byte]domain.Role{'S': domain.RoleSender, 'I': domain.RoleCentral, 'R': domain.RoleReceiver}[name[3]]
+		n, err := parallel(params, ParamEOInbound, role.Subparameter())
+		if err != nil {
+			return false, err
+		}
+		s := slot(name[4:])
+		return s >= 0 && s < n, nil
+	}
+	if len(name) < 8 {
+		return false, nil
+	}
+	n, err := parallel(params, ParamEOOutbound, receiver, "")
+	if err != nil {
+		return false, err
+	}
+	if n == 1 {
+		return len(name) == 8, nil
+	}
+	s := slot(name[8:])
+	return s >= 0 && s < n, nil
 }

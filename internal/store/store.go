@@ -5,6 +5,8 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/queuectl/queuectl/internal/domain"
@@ -113,6 +115,16 @@ type Writer interface {
 	Delete(id string) error
 	// SetStopped stops or starts delivery of a queue (the queue must exist).
 	SetStopped(queue string, stopped bool) error
+	// DeleteQueue removes the record of an empty queue: one that holds no
+	// message at all — none of its counters above zero, the messages that
+	// passed through an inbound queue included. A queue that holds messages
+	// is refused with an error wrapping ErrQueueHolds (and
+	// domain.ErrConflict) naming how many; one that does not exist is not
+	// found. The queue's next message creates it again, as on its first
+	// use — on the PostgreSQL store also a send that placed a message in
+	// it while the delete ran: it re-creates the record when it commits,
+	// so no message is ever left in a queue without one.
+	DeleteQueue(name string) error
 	// SetParam stores a tuning value; UnsetParam removes it (not set is fine).
 	SetParam(p domain.Param) error
 	UnsetParam(name, sub string) error
@@ -207,6 +219,37 @@ type QueueMessagesParams struct {
 	// returned.
 	AppQueue string
 	Limit    int
+}
+
+// ErrQueueHolds marks a DeleteQueue refused because the queue holds
+// messages.
+var ErrQueueHolds = domain.Errorf(domain.ErrConflict, "the queue holds messages")
+
+// QueueHolds returns the error of a DeleteQueue refused: the queue name,
+// how many messages it holds and of which statuses.
+func QueueHolds(q *QueueRecord) error {
+	n, parts := int64(0), []string{}
+	for _, s := range domain.Statuses {
+		if c := q.Counts[s]; c > 0 {
+			n += c
+			parts = append(parts, fmt.Sprintf("%d %s", c, s))
+		}
+	}
+	word := "messages"
+	if n == 1 {
+		word = "message"
+	}
+	return fmt.Errorf("queue %s holds %d %s (%s): %w", q.Name, n, word, strings.Join(parts, ", "), ErrQueueHolds)
+}
+
+// Holds says whether a queue record counts any message.
+func (q *QueueRecord) Holds() bool {
+	for _, n := range q.Counts {
+		if n != 0 {
+			return true
+		}
+	}
+	return q.PassedOver != 0 || q.Stuck != 0
 }
 
 // ErrKeyExists marks an Insert of a message whose idempotency key its

@@ -47,9 +47,9 @@ func testErrorKinds(t *testing.T, b *bundle) {
 			return b.svc.Queues(b.ctx, admin.QueueFilter{Name: "["}, func(*domain.Queue) error { return nil })
 		}, domain.ErrInvalid, `queue name pattern "[" is malformed: syntax error in pattern`},
 		"unknown action": {func() error {
-			_, err := b.svc.Act(b.ctx, admin.ActParams{Action: "queue.delete", Targets: []string{"XBTI0000"}})
+			_, err := b.svc.Act(b.ctx, admin.ActParams{Action: "queue.purge", Targets: []string{"XBTI0000"}})
 			return err
-		}, domain.ErrInvalid, `unknown action "queue.delete"`},
+		}, domain.ErrInvalid, `unknown action "queue.purge"`},
 		"malformed target": {func() error {
 			_, err := b.svc.Act(b.ctx, admin.ActParams{Action: admin.ActFail, Targets: []string{"nope"}})
 			return err

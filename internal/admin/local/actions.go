@@ -133,7 +133,13 @@ func (s *Service) Act(ctx context.Context, p admin.ActParams) (*admin.BulkResult
 			if err := store.LockQueues(w, names, ids); err != nil {
 				return err
 			}
-			for _, t := range batch {
+			order := batch
+			if p.Action == admin.ActDeleteQueue {
+				// A delete locks each row as it goes: in name order, the
+				// order every writer locks queue rows in.
+				order = slices.Sorted(slices.Values(batch))
+			}
+			for _, t := range order {
 				q, err := s.actOne(w, p, t, br)
 				if err != nil {
 					return err
@@ -302,7 +308,7 @@ func (s *Service) restoreHold(w store.Writer, p admin.ActParams, queues []string
 	return nil
 }
 
-// actQueue stops or starts one queue.
+// actQueue stops, starts or deletes one queue.
 func (s *Service) actQueue(w store.Writer, p admin.ActParams, name string, br *admin.BulkResult) (string, error) {
 	rec, err := w.Queue(name)
 	if errors.Is(err, domain.ErrNotFound) {
@@ -311,6 +317,19 @@ func (s *Service) actQueue(w store.Writer, p admin.ActParams, name string, br *a
 	}
 	if err != nil {
 		return "", err
+	}
+	if p.Action == admin.ActDeleteQueue {
+		err := w.DeleteQueue(name)
+		if errors.Is(err, store.ErrQueueHolds) {
+			br.Skipped = append(br.Skipped, admin.Skipped{ID: name, Reason: holdsReason(rec)})
+			return "", nil
+		}
+		if err != nil {
+			return "", err
+		}
+		br.Changed++
+		br.ChangedIDs = append(br.ChangedIDs, name)
+		return "", nil
 	}
 	stop := p.Action == admin.ActStop
 	if rec.Stopped == stop {
@@ -348,4 +367,22 @@ func (s *Service) auditEntry(p admin.ActParams, targets []string, br *admin.Bulk
 		At: s.opts.Now(), Actor: s.opts.Actor, Source: s.opts.Source, Action: string(p.Action),
 		Targets: targets, Result: result, Detail: strings.Join(detail, "; "),
 	}
+}
+
+// holdsReason says why a queue that holds messages is not deleted: how
+// many, of which statuses, and what empties it.
+func holdsReason(q *store.QueueRecord) string {
+	n, parts := int64(0), []string{}
+	for _, st := range domain.Statuses {
+		if c := q.Counts[st]; c > 0 {
+			n += c
+			parts = append(parts, fmt.Sprintf("%d %s", c, st))
+		}
+	}
+	word := "messages"
+	if n == 1 {
+		word = "message"
+	}
+	return fmt.Sprintf("the queue holds %d %s (%s); only an empty queue is deleted: its open messages must end DLVD or FAIL, and purge removes those",
+		n, word, strings.Join(parts, ", "))
 }

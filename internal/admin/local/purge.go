@@ -34,5 +34,13 @@ func (s *Service) Purge(ctx context.Context, p admin.PurgeParams) (*admin.PurgeR
 			return res, err
 		}
 	}
-	return res, nil
+	// Then the queues that purge left empty and no tuning value creates
+	// again.
+	queues, err := store.DeleteUncreatedQueues(ctx, s.st, p.DryRun, func(w store.Writer, names []string) error {
+		return appendAudit(w, &domain.AuditEntry{At: s.opts.Now(), Actor: s.opts.Actor, Source: s.opts.Source,
+			Action: "purge", Targets: names, Result: domain.AuditOK,
+			Detail: fmt.Sprintf("%d empty queues that no tuning value in force creates", len(names))})
+	})
+	res.Queues = len(queues)
+	return res, err
 }

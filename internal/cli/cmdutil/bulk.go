@@ -44,6 +44,9 @@ type BulkAction struct {
 	// --all would select but for that: they are counted and named apart,
 	// in the prompt and in the result.
 	Blacklisted *admin.Selection
+	// Suggest, if set, says which target one not found most likely meant
+	// ("" when none is close): a hint line after the result.
+	Suggest func(ctx context.Context, svc admin.Service, missing string) string
 }
 
 // BulkOptions are the flags and arguments every bulk command shares.
@@ -133,6 +136,13 @@ func RunBulk(ctx context.Context, a *BulkAction, opts *BulkOptions) error {
 	}
 	if perr := printBulk(opts.IO, format, a, r.res, r.tally); perr != nil && err == nil {
 		err = perr
+	}
+	if a.Suggest != nil {
+		for _, missing := range r.res.NotFound[:min(len(r.res.NotFound), 5)] {
+			if s := a.Suggest(ctx, svc, missing); s != "" {
+				opts.Hintf("%s", output.Escape(s))
+			}
+		}
 	}
 	if err != nil {
 		return err

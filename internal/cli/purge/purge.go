@@ -126,5 +126,14 @@ func printCounts(w io.Writer, r *Result) error {
 			return err
 		}
 	}
+	if r.Queues > 0 {
+		verb = "removed"
+		if r.DryRun {
+			verb = "would remove"
+		}
+		if _, err := fmt.Fprintf(w, "%s %s empty queues that no tuning value in force creates\n", verb, cmdutil.FormatCount(r.Queues)); err != nil {
+			return err
+		}
+	}
 	return nil
 }

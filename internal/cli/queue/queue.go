@@ -1,5 +1,5 @@
-// Package queue implements `queuectl queue`: list, show, stop and start
-// physical queues.
+// Package queue implements `queuectl queue`: list, show, stop, start
+// and delete physical queues.
 package queue
 
 import (
@@ -17,11 +17,12 @@ import (
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "queue",
-		Short: "List, inspect, stop and start physical queues",
+		Short: "List, inspect, stop, start and delete physical queues",
 		Args:  cobra.ArbitraryArgs,
 		RunE:  cmdutil.RunGroup,
 	}
-	cmd.AddCommand(NewListCmd(f, nil), NewShowCmd(f, nil), NewBlockedCmd(f, nil), NewStopCmd(f, nil), NewStartCmd(f, nil))
+	cmd.AddCommand(NewListCmd(f, nil), NewShowCmd(f, nil), NewBlockedCmd(f, nil), NewStopCmd(f, nil), NewStartCmd(f, nil),
+		NewDeleteCmd(f, nil))
 	return cmd
 }
 

@@ -257,3 +257,27 @@ func count(q *store.QueueRecord, m *domain.Message, n int64) {
 func passedOver(m *domain.Message) bool {
 	return domain.PassedOver(m.QoS, m.Status, m.ErrorClass)
 }
+
+// DeleteQueue removes an empty queue's record, and its count of the
+// messages that passed through it. The store has one writer at a time, so
+// no message can join the queue while it is deleted.
+func (t *txn) DeleteQueue(name string) error {
+	q, err := t.queue(name)
+	if err != nil {
+		return err
+	}
+	if q.Holds() {
+		return store.QueueHolds(q)
+	}
+	if err := t.bucket(bucketQueues).Delete([]byte(name)); err != nil {
+		return fmt.Errorf("queue %s: delete: %w", name, err)
+	}
+	if !t.legacy {
+		if err := t.bucket(bucketMeta).Delete([]byte(keyPassed + name)); err != nil {
+			return fmt.Errorf("queue %s: delete: %w", name, err)
+		}
+	}
+	delete(t.queues, name)
+	delete(t.dirty, name)
+	return nil
+}

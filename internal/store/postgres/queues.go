@@ -198,3 +198,45 @@ func (t *txn) messages(sql string, args ...any) ([]*domain.Message, error) {
 		return m.Message, nil
 	})
 }
+
+// DeleteQueue removes an empty queue's row; its lease row stays, so that
+// the queue's epoch only grows should it come back.
+//
+// The rule that makes a delete safe against the writers that add to the
+// queue: the delete locks the row FOR UPDATE — it waits for every
+// transaction that holds it (an EOIO send, a flush of counters, an
+// operator's action) and reads the counters they committed — and deletes
+// it only when they count no message. Every committed message is in the
+// counters of its queue (they change in its transaction), so a queue
+// whose counters are zero holds no committed message. A transaction under
+// way that placed a message in the queue without its lock (an EO send,
+// §14) adds to the counters at its end with an upsert (queueFlush): the
+// row it adds to is re-created if the delete took it meanwhile. So a
+// message never stays in a queue without a row, and a delete never takes
+// a queue with a message in it.
+func (t *txn) DeleteQueue(name string) error {
+	if err := t.flush(); err != nil {
+		return err
+	}
+	q, err := scanQueue(t.tx.QueryRow(t.ctx, queueSelect+` WHERE q.name = $1 FOR UPDATE OF q`, name))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return domain.NotFoundf("queue %s does not exist", name)
+	}
+	if err != nil {
+		return fmt.Errorf("queue %s: %w", name, err)
+	}
+	if own, ok := t.queues[name]; ok && own.Holds() {
+		q = own
+	}
+	if q.Holds() {
+		return store.QueueHolds(q)
+	}
+	if _, err := t.tx.Exec(t.ctx, `DELETE FROM queues WHERE name = $1`, name); err != nil {
+		return fmt.Errorf("queue %s: delete: %w", name, err)
+	}
+	delete(t.queues, name)
+	delete(t.base, name)
+	delete(t.dirty, name)
+	delete(t.locked, name)
+	return nil
+}

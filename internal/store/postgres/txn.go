@@ -337,8 +337,7 @@ func (t *txn) queueFlush(b *pgx.Batch) {
 	clear(t.dirty)
 	// One statement for all of them, in name order: the differences from
 	// what the transaction read, so that the writes of transactions that
-	// changed one queue at once add up. stopped changes only under the
-	// row's lock.
+	// changed one queue at once add up.
 	// The rows not locked yet (EO queues') are locked first, in name
 	// order, as every transaction does: two transactions that add to the
 	// same rows then never wait for each other in turn.
@@ -354,6 +353,7 @@ func (t *txn) queueFlush(b *pgx.Batch) {
 	}
 	n := len(names)
 	stopped, last := make([]pgtype.Bool, n), make([]int64, n)
+	qos, stage, receiver := make([]string, n), make([]string, n), make([]pgtype.Text, n)
 	var counts [8][]int64
 	for i := range counts {
 		counts[i] = make([]int64, n)
@@ -364,6 +364,7 @@ func (t *txn) queueFlush(b *pgx.Batch) {
 		if q.Stopped != was.Stopped {
 			stopped[i] = pgtype.Bool{Bool: q.Stopped, Valid: true}
 		}
+		qos[i], stage[i], receiver[i] = string(q.QoS), string(q.Stage), optional(q.Receiver)
 		last[i], passed[i], stuck[i] = int64(q.LastSeq), q.PassedOver-was.PassedOver, q.Stuck-was.Stuck
 		for j, s := range []domain.Status{domain.StatusPEND, domain.StatusTBDL, domain.StatusDLNG, domain.StatusWAIT,
 			domain.StatusHOLD, domain.StatusNDLV, domain.StatusDLVD, domain.StatusFAIL} {
@@ -371,16 +372,32 @@ func (t *txn) queueFlush(b *pgx.Batch) {
 		}
 		t.base[name] = cloneQueue(q)
 	}
-	b.Queue(`UPDATE queues q SET stopped = coalesce(u.stopped, q.stopped), last_seq = greatest(q.last_seq, u.last_seq),
-			n_pend = q.n_pend + u.n_pend, n_tbdl = q.n_tbdl + u.n_tbdl, n_dlng = q.n_dlng + u.n_dlng,
-			n_wait = q.n_wait + u.n_wait, n_hold = q.n_hold + u.n_hold, n_ndlv = q.n_ndlv + u.n_ndlv,
-			n_dlvd = q.n_dlvd + u.n_dlvd, n_fail = q.n_fail + u.n_fail,
-			passed_over = q.passed_over + u.passed_over, n_stuck = q.n_stuck + u.n_stuck
+	// An upsert, not an update: a queue deleted while this transaction
+	// placed a message in it without its lock (DeleteQueue) is created
+	// again, with what this transaction counts in it — the deleted row
+	// counted nothing.
+	b.Queue(`INSERT INTO queues AS q (name, qos, stage, receiver, stopped, last_seq, n_pend, n_tbdl, n_dlng, n_wait,
+			n_hold, n_ndlv, n_dlvd, n_fail, passed_over, n_stuck, created_at)
+		SELECT u.name, u.qos, u.stage, u.receiver, coalesce(u.stopped, false), u.last_seq, u.n_pend, u.n_tbdl, u.n_dlng,
+			u.n_wait, u.n_hold, u.n_ndlv, u.n_dlvd, u.n_fail, u.passed_over, u.n_stuck, now()
 		FROM unnest($1::text[], $2::bool[], $3::int8[], $4::int8[], $5::int8[], $6::int8[], $7::int8[], $8::int8[],
-			$9::int8[], $10::int8[], $11::int8[], $12::int8[], $13::int8[])
-			AS u(name, stopped, last_seq, n_pend, n_tbdl, n_dlng, n_wait, n_hold, n_ndlv, n_dlvd, n_fail, passed_over, n_stuck)
-		WHERE q.name = u.name`, names, stopped, last, counts[0], counts[1], counts[2], counts[3], counts[4], counts[5],
-		counts[6], counts[7], passed, stuck)
+			$9::int8[], $10::int8[], $11::int8[], $12::int8[], $13::int8[], $14::text[], $15::text[], $16::text[])
+			AS u(name, stopped, last_seq, n_pend, n_tbdl, n_dlng, n_wait, n_hold, n_ndlv, n_dlvd, n_fail, passed_over, n_stuck,
+				qos, stage, receiver)
+		ORDER BY u.name
+		ON CONFLICT (name) DO UPDATE SET last_seq = greatest(q.last_seq, EXCLUDED.last_seq),
+			n_pend = q.n_pend + EXCLUDED.n_pend, n_tbdl = q.n_tbdl + EXCLUDED.n_tbdl, n_dlng = q.n_dlng + EXCLUDED.n_dlng,
+			n_wait = q.n_wait + EXCLUDED.n_wait, n_hold = q.n_hold + EXCLUDED.n_hold, n_ndlv = q.n_ndlv + EXCLUDED.n_ndlv,
+			n_dlvd = q.n_dlvd + EXCLUDED.n_dlvd, n_fail = q.n_fail + EXCLUDED.n_fail,
+			passed_over = q.passed_over + EXCLUDED.passed_over, n_stuck = q.n_stuck + EXCLUDED.n_stuck`,
+		names, stopped, last, counts[0], counts[1], counts[2], counts[3], counts[4], counts[5],
+		counts[6], counts[7], passed, stuck, qos, stage, receiver)
+	if slices.ContainsFunc(stopped, func(v pgtype.Bool) bool { return v.Valid }) {
+		// stopped changes only under the row's lock, so it is written as
+		// it is, not added to.
+		b.Queue(`UPDATE queues q SET stopped = u.stopped FROM unnest($1::text[], $2::bool[]) AS u(name, stopped)
+			WHERE q.name = u.name AND u.stopped IS NOT NULL`, names, stopped)
+	}
 }
 
 // cloneQueue returns a copy of q that the caller may change.

@@ -34,6 +34,7 @@ func Run(t *testing.T, open Opener) {
 		{"Insert", testInsert},
 		{"Transition", testTransition},
 		{"Delete", testDelete},
+		{"DeleteQueue", testDeleteQueue},
 		{"Transaction", testTransaction},
 		{"Concurrency", testConcurrency},
 		{"Copies", testCopies},
