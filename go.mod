@@ -91,3 +91,5 @@ require (
 	golang.org/x/text v0.44.0 // indirect
 	golang.org/x/tools v0.52.0 // indirect
 )
+
+replace github.com/queuectl/queuectl/client => ./client
