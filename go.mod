@@ -2,6 +2,13 @@ module github.com/queuectl/queuectl
 
 go 1.26.0
 
+// The Go a release is built with, or a newer one: the 1.26 releases before
+// it carry standard-library vulnerabilities reachable from queuectl.
+// .goreleaser.yaml builds with GOTOOLCHAIN=auto, which takes this toolchain
+// from the Go module proxy when the installed Go is older; .ci/release-check
+// checks the Go of every binary it builds.
+toolchain go1.26.11
+
 require (
 	github.com/getkin/kin-openapi v0.153.0
 	github.com/go-viper/mapstructure/v2 v2.4.0
@@ -92,3 +99,7 @@ require (
 	golang.org/x/text v0.44.0 // indirect
 	golang.org/x/tools v0.52.0 // indirect
 )
+
+// The Go client is a module of its own (client/go.mod); a package of this
+// module that imports it takes this repository's.
+replace github.com/queuectl/queuectl/client => ./client

@@ -20,8 +20,11 @@ import (
 // your transaction (an order number) in the message's Headers.
 type Check struct {
 	// ID is the prepared message's id, as Prepare returned it.
-	ID        string
-	Sender    string
+	ID string
+	// Sender is the prepared message's sender, as it was sent.
+	Sender string
+	// Interface is the prepared message's interface, as it was sent; empty
+	// when it was sent without one.
 	Interface string
 	// Headers are the message's headers; empty, never nil, when it has
 	// none.

@@ -58,6 +58,8 @@ type APIError struct {
 	Index int
 }
 
+// Error returns the server's message, with the batch position when there is
+// one, and the HTTP status: "queuectl server: MESSAGE (HTTP 400)".
 func (e *APIError) Error() string {
 	msg := e.Message
 	if msg == "" {

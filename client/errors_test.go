@@ -7,8 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/uuid"
-	"github.com/stretchr/testify/require"
+	"github.com/queuectl/queuectl/client/internal/require"
 
 	"github.com/queuectl/queuectl/client"
 )
@@ -83,10 +82,10 @@ func TestErrors(t *testing.T) {
 		requireKinds(t, err, client.ErrForbidden)
 		apiErr = requireAPIError(t, err, http.StatusForbidden, "forbidden")
 		require.Contains(t, apiErr.Message, "producer")
-		requireKinds(t, monitor.Commit(ctx, uuid.Must(uuid.NewV7()).String()), client.ErrForbidden)
+		requireKinds(t, monitor.Commit(ctx, newID()), client.ErrForbidden)
 
 		// Ends of a transaction that cannot be.
-		unknown := uuid.Must(uuid.NewV7()).String()
+		unknown := newID()
 		err = c.Commit(ctx, unknown)
 		requireKinds(t, err, client.ErrNotFound)
 		require.Contains(t, err.Error(), unknown)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/require"
+	"github.com/queuectl/queuectl/client/internal/require"
 
 	"github.com/queuectl/queuectl/client"
 )

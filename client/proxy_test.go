@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/stretchr/testify/require"
+	"github.com/queuectl/queuectl/client/internal/require"
 )
 
 // proxy stands between a client and a real server and lets a test decide,

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
+	"github.com/queuectl/queuectl/client/internal/require"
 
 	"github.com/queuectl/queuectl/client"
 )

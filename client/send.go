@@ -42,6 +42,7 @@ const (
 // Message is a message to send. The server checks it whole, and refuses it
 // with ErrInvalid, before it stores anything.
 type Message struct {
+	// QoS is the message's quality of service, EO or EOIO; it is required.
 	QoS QoS
 	// Sender names the producer: 1–60 characters of A-Z a-z 0-9 _ - .
 	Sender string
@@ -57,6 +58,10 @@ type Message struct {
 	// Headers travel with the message to its receivers, and to the
 	// check-back of a prepared message: at most 64, keys of A-Z a-z 0-9 -.
 	Headers map[string]string
+	// Payload is the message's content, which receivers get as it is: any
+	// bytes, or none. The server refuses one larger than its
+	// engine.max_payload (10MiB unless configured otherwise) with
+	// ErrTooLarge, and stores nothing.
 	Payload []byte
 	// Key names the message for the server, once per sender: sending a
 	// message again with its key stores nothing new, and answers with the
@@ -83,7 +88,9 @@ type Sent struct {
 	// Prepare, usually TBDL for Send.
 	Status Status
 	// Queue is the queue the message was in when the server answered.
-	Queue     string
+	Queue string
+	// CreatedAt is when the server stored the message, by its clock; for
+	// a duplicate, when it stored the message first sent with the key.
 	CreatedAt time.Time
 	// Duplicate reports that the server held a message with the key
 	// already and stored nothing new: an earlier send with the same key —

@@ -27,23 +27,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
+	"github.com/queuectl/queuectl/client/internal/require"
 
 	"github.com/queuectl/queuectl/client"
-	"github.com/queuectl/queuectl/internal/store/postgres/pgtest"
 )
 
-// The tests run the real `queuectl serve` in a process of its own: the test
-// binary itself, which runs the command line (cli.Main) when serveEnv is
-// set (TestMain), so that no toolchain is needed at test time and serve
-// runs under the race detector whenever the tests do. Each serve has a store
-// of its own — a bbolt file, or a PostgreSQL schema of pgtest's — and an
+// The tests run the real `queuectl serve` in a process of its own:
+// serverBinary, which TestMain builds from the repository, with the race
+// detector whenever the tests have it. Each serve has a store of its own — a
+// bbolt file, or a PostgreSQL schema of its own (pgURL) — and an
 // environment without the test process's QUEUECTL_ variables; it listens on
 // its unix socket (bbolt) and on a TCP port the system chose, which it names
 // in its log.
-
-// serveEnv, set in its environment, makes the test binary queuectl.
-const serveEnv = "QUEUECTL_CLIENT_TEST_RUN_CLI"
 
 // waitLimit bounds every wait on a server: a test fails when what it waits
 // for has not happened by then.
@@ -120,8 +115,8 @@ func startServe(o serveOptions) (*server, error) {
 	if err := os.WriteFile(cfg, []byte(baseConfig+o.config), 0o600); err != nil {
 		return nil, errors.Join(err, os.RemoveAll(dir))
 	}
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(serveEnviron(), serveEnv+"=1", "HOME="+dir, "XDG_CONFIG_HOME="+dir, "XDG_DATA_HOME="+dir)
+	cmd := exec.Command(serverBinary, args...)
+	cmd.Env = append(serveEnviron(), "HOME="+dir, "XDG_CONFIG_HOME="+dir, "XDG_DATA_HOME="+dir)
 	cmd.Stdout, cmd.Stderr = io.Discard, s.log
 	if err := cmd.Start(); err != nil {
 		return nil, errors.Join(err, os.RemoveAll(dir))
@@ -167,7 +162,7 @@ func startServe(o serveOptions) (*server, error) {
 func serveEnviron() []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "QUEUECTL_") && !strings.HasPrefix(kv, serveEnv+"=") {
+		if !strings.HasPrefix(kv, "QUEUECTL_") {
 			env = append(env, kv)
 		}
 	}
@@ -192,7 +187,7 @@ func forEachStore(t *testing.T, config string, test func(t *testing.T, s *server
 	})
 	t.Run("postgres", func(t *testing.T) {
 		t.Parallel()
-		test(t, serveT(t, serveOptions{pg: pgtest.URL(t), config: config}))
+		test(t, serveT(t, serveOptions{pg: pgURL(t), config: config}))
 	})
 }
 

@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"slices"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/queuectl/queuectl/internal/admin"
@@ -338,15 +337,6 @@ func storeSize(ctx context.Context, st store.Store) (int64, error) {
 		return 0, nil
 	}
 	return s.Size(ctx)
-}
-
-// cpuTime is the user and system time this process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // recorder follows the engine's events: when each message was delivered.

@@ -53,6 +53,7 @@ func TestRunDeliversEveryMessage(t *testing.T) {
 			require.LessOrEqual(t, res.LatencyP50, res.LatencyP99)
 			require.Positive(t, res.CommitsPerMessage)
 			require.Positive(t, res.StoreBytes)
+			require.Positive(t, res.CPUPerMessage, "the CPU time of the run is measured")
 			counts := map[domain.Status]int64{}
 			queues := 0
 			require.NoError(t, st.View(t.Context(), func(r store.Reader) error {

@@ -1,0 +1,3 @@
+module github.com/queuectl/queuectl/client
+
+go 1.24.0
