@@ -189,7 +189,7 @@ func options(svc admin.Service) Options {
 // page and for the texts given.
 func start(t *testing.T, opts Options, w, h int, texts ...string) *teatest.TestModel {
 	t.Helper()
-	tm := teatest.NewTestModel(t, New(opts), teatest.WithInitialTermSize(w, h))
+	tm := teatest.NewTestModel(t, &settled{Model: New(opts)}, teatest.WithInitialTermSize(w, h))
 	waitFor(t, tm, append([]string{"QUEUE"}, texts...)...)
 	return tm
 }
@@ -231,8 +231,37 @@ func press(tm *teatest.TestModel, keys ...string) {
 // finish quits and returns the final model.
 func finish(t *testing.T, tm *teatest.TestModel) *Model {
 	t.Helper()
-	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlC})
-	return tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*Model)
+	tm.Send(quitWhenSettled{})
+	return tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*settled).Model
+}
+
+// settled runs a Model for a test and quits it, on quitWhenSettled, once
+// no page is loading: a load started by the last key (a filter, a page,
+// a resize) has been drawn before the final view is compared, however
+// slowly the machine runs it.
+type settled struct {
+	*Model
+	quitting bool
+}
+
+// quitWhenSettled asks settled to quit as Ctrl-C would, once no load is
+// under way.
+type quitWhenSettled struct{}
+
+func (s *settled) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if _, ok := msg.(quitWhenSettled); ok {
+		s.quitting = true
+	} else {
+		_, cmd := s.Model.Update(msg)
+		if !s.quitting || s.Model.loading {
+			return s, cmd
+		}
+	}
+	if s.Model.loading {
+		return s, nil
+	}
+	_, cmd := s.Model.Update(tea.KeyMsg{Type: tea.KeyCtrlC})
+	return s, cmd
 }
 
 // step is a key to press and, when set, the text to wait for after it.

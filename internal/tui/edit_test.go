@@ -27,9 +27,12 @@ func fakeEditor(t *testing.T, payload string) func(file string) *exec.Cmd {
 		require.NotContains(t, payload, "'")
 		body += "printf '%s' '" + payload + "' > \"$1\"\n"
 	}
-	require.NoError(t, os.WriteFile(script, []byte(body), 0o755))
+	require.NoError(t, os.WriteFile(script, []byte(body), 0o644))
 	return func(file string) *exec.Cmd {
-		cmd := exec.Command(script, file)
+		// sh reads the script, which is not executed itself: a file just
+		// written can be "text file busy" to exec while another test's
+		// fork still holds it open.
+		cmd := exec.Command("/bin/sh", script, file)
 		cmd.Stdin = strings.NewReader("") // the test's keys are the TUI's, not the editor's
 		return cmd
 	}
