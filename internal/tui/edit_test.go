@@ -1,12 +1,15 @@
 package tui
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/stretchr/testify/require"
@@ -19,22 +22,62 @@ import (
 // process, which the TUI runs as it runs $EDITOR — and returns the
 // Options.Editor that runs it. The script writes payload to the file it
 // is given, or, when payload is empty, leaves the file as it is.
+//
+// The script ends only once the renderer's old frame loop has ended: in
+// bubbletea v1.3.10 the loop stopped while the terminal is released stops
+// its ticker after it has been told to, and a ticker it stops after the
+// restart has reset it never ticks again — no frame is drawn after the
+// editor (charmbracelet/bubbletea#1778). An editor a person uses takes
+// far longer than that; one a test runs can beat it on a loaded machine.
 func fakeEditor(t *testing.T, payload string) func(file string) *exec.Cmd {
 	t.Helper()
 	script := filepath.Join(t.TempDir(), "editor.sh")
-	body := "#!/bin/sh\n"
+	body := "#!/bin/sh\ncat > /dev/null\n" // waits for its stdin to close
 	if payload != "" {
 		require.NotContains(t, payload, "'")
 		body += "printf '%s' '" + payload + "' > \"$1\"\n"
 	}
 	require.NoError(t, os.WriteFile(script, []byte(body), 0o644))
 	return func(file string) *exec.Cmd {
+		r, w, err := os.Pipe()
+		require.NoError(t, err)
+		t.Cleanup(func() { r.Close() })
+		go func() {
+			defer w.Close()
+			waitRendererStopped(t.Context())
+		}()
 		// sh reads the script, which is not executed itself: a file just
 		// written can be "text file busy" to exec while another test's
-		// fork still holds it open.
+		// fork still holds it open. The script's stdin is the pipe, never
+		// the test's keys, which are the TUI's.
 		cmd := exec.Command("/bin/sh", script, file)
-		cmd.Stdin = strings.NewReader("") // the test's keys are the TUI's, not the editor's
+		cmd.Stdin = r
 		return cmd
+	}
+}
+
+// waitRendererStopped waits until no renderer frame loop runs in this
+// process, which is the case while a program has released the terminal
+// once the old loop has returned. The tests that run an editor are not
+// parallel, so no other program's loop runs meanwhile.
+func waitRendererStopped(ctx context.Context) {
+	buf := make([]byte, 1<<20)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		n := runtime.Stack(buf, true)
+		for n == len(buf) {
+			buf = make([]byte, 2*len(buf))
+			n = runtime.Stack(buf, true)
+		}
+		if !bytes.Contains(buf[:n], []byte("bubbletea.(*standardRenderer).listen(")) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
 	}
 }
 
@@ -42,7 +85,7 @@ func fakeEditor(t *testing.T, payload string) func(file string) *exec.Cmd {
 // r in the dialog stores what the editor saved as version 2 and resends
 // the head, so the queue goes on. The original stays version 1.
 func TestEditPayload(t *testing.T) {
-	t.Parallel()
+	// Not parallel: see fakeEditor.
 	b := setup(t)
 	opts := options(b.svc)
 	opts.Editor = fakeEditor(t, `{"invoice":1,"currency":"EUR"}`)
@@ -93,7 +136,7 @@ func TestEditPayload(t *testing.T) {
 // TestEditPayloadStoreOnly: y stores the edit of a HOLD message, from its
 // detail view, without resending it; its queue stays blocked.
 func TestEditPayloadStoreOnly(t *testing.T) {
-	t.Parallel()
+	// Not parallel: see fakeEditor.
 	b := setup(t)
 	opts := options(b.svc)
 	opts.Editor = fakeEditor(t, `{"invoice":2,"currency":"EUR"}`)
@@ -117,7 +160,7 @@ func TestEditPayloadStoreOnly(t *testing.T) {
 // TestEditPayloadChangesNothing: an editor that saves nothing new, a
 // dialog answered n, and a message e does not apply to change nothing.
 func TestEditPayloadChangesNothing(t *testing.T) {
-	t.Parallel()
+	// Not parallel: see fakeEditor.
 	b := setup(t)
 	opts := options(b.svc)
 	opts.Editor = fakeEditor(t, "")
@@ -151,7 +194,7 @@ func TestEditPayloadChangesNothing(t *testing.T) {
 // an edit that another came before is refused, and the dialog's edit is
 // kept in its file. A monitor's TUI offers no e.
 func TestEditPayloadOverTheAPI(t *testing.T) {
-	t.Parallel()
+	// Not parallel: see fakeEditor.
 	b := setup(t)
 	opts := remoteOptions(t, b, "operator")
 	editor := fakeEditor(t, `{"invoice":1,"currency":"CHF"}`)
@@ -193,7 +236,7 @@ func TestEditPayloadOverTheAPI(t *testing.T) {
 // poison message; r stores the edit and releases it, as the dialog says:
 // crashes reset.
 func TestEditPayloadReleasesBlacklisted(t *testing.T) {
-	t.Parallel()
+	// Not parallel: see fakeEditor.
 	b := setup(t)
 	opts := options(b.svc)
 	opts.Editor = fakeEditor(t, "order, not poison")
