@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -17,8 +20,8 @@ import (
 )
 
 // e on a message corrects its payload, as `message edit` does: the
-// current version opens in the operator's editor (tea.ExecProcess hands it
-// the terminal), and what is saved is stored as a new version once the
+// current version opens in the operator's editor (tea.Exec hands it the
+// terminal), and what is saved is stored as a new version once the
 // dialog confirms it — replacing only the version that was read.
 
 // editSession is one e on a message: the version read, and the file the
@@ -96,7 +99,69 @@ func (m *Model) openEditor(s *editSession) tea.Cmd {
 	} else {
 		cmd, _ = editor.Command(os.Getenv, s.file)
 	}
-	return tea.ExecProcess(cmd, func(err error) tea.Msg { return editedMsg{s: s, err: err} })
+	return tea.Exec(&editorCommand{Cmd: cmd}, func(err error) tea.Msg { return editedMsg{s: s, err: err} })
+}
+
+// editorCommand runs the editor for tea.Exec, as tea.ExecProcess would,
+// and returns only once the renderer's frame loop that was stopped for it
+// has ended. In bubbletea v1.3.10 that loop stops its ticker a moment after
+// it is told to, and if the editor returns first — one that is not
+// installed, or a script — the restart's ticker.Reset can come before that
+// Stop: the ticker never ticks again, and the TUI draws nothing more until
+// it quits (charmbracelet/bubbletea#1778).
+type editorCommand struct{ *exec.Cmd }
+
+// renderLoop names the frame loop's function in a goroutine dump.
+var renderLoop = []byte("bubbletea.(*standardRenderer).listen(")
+
+// maxRenderLoopWait bounds the wait for the old frame loop: should a
+// bubbletea without that function be built in, the editor's return waits no
+// longer than this.
+const maxRenderLoopWait = 2 * time.Second
+
+func (c *editorCommand) Run() error {
+	err := c.Cmd.Run()
+	waitRenderLoopEnded(maxRenderLoopWait)
+	return err
+}
+
+// SetStdin, SetStdout and SetStderr give the editor the terminal's streams,
+// unless the command has its own.
+func (c *editorCommand) SetStdin(r io.Reader) {
+	if c.Stdin == nil {
+		c.Stdin = r
+	}
+}
+
+func (c *editorCommand) SetStdout(w io.Writer) {
+	if c.Stdout == nil {
+		c.Stdout = w
+	}
+}
+
+func (c *editorCommand) SetStderr(w io.Writer) {
+	if c.Stderr == nil {
+		c.Stderr = w
+	}
+}
+
+// waitRenderLoopEnded waits until no goroutine of the process runs the
+// renderer's frame loop — so while the terminal is released, once the old
+// loop has returned —, or until max has passed.
+func waitRenderLoopEnded(max time.Duration) {
+	deadline := time.Now().Add(max)
+	buf := make([]byte, 64<<10)
+	for {
+		n := runtime.Stack(buf, true)
+		if n == len(buf) {
+			buf = make([]byte, 2*len(buf))
+			continue
+		}
+		if !bytes.Contains(buf[:n], renderLoop) || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // edited opens the dialog that stores what the editor saved, or says why

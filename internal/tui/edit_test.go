@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -9,7 +8,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/stretchr/testify/require"
@@ -23,62 +21,39 @@ import (
 // Options.Editor that runs it. The script writes payload to the file it
 // is given, or, when payload is empty, leaves the file as it is.
 //
-// The script ends only once the renderer's old frame loop has ended: in
-// bubbletea v1.3.10 the loop stopped while the terminal is released stops
-// its ticker after it has been told to, and a ticker it stops after the
-// restart has reset it never ticks again — no frame is drawn after the
-// editor (charmbracelet/bubbletea#1778). An editor a person uses takes
-// far longer than that; one a test runs can beat it on a loaded machine.
+// The tests that run an editor are not parallel: the TUI waits after the
+// editor until no renderer frame loop runs in the process (editorCommand),
+// which another test's program would hold up.
 func fakeEditor(t *testing.T, payload string) func(file string) *exec.Cmd {
 	t.Helper()
 	script := filepath.Join(t.TempDir(), "editor.sh")
-	body := "#!/bin/sh\ncat > /dev/null\n" // waits for its stdin to close
+	body := "#!/bin/sh\n"
 	if payload != "" {
 		require.NotContains(t, payload, "'")
 		body += "printf '%s' '" + payload + "' > \"$1\"\n"
 	}
 	require.NoError(t, os.WriteFile(script, []byte(body), 0o644))
 	return func(file string) *exec.Cmd {
-		r, w, err := os.Pipe()
-		require.NoError(t, err)
-		t.Cleanup(func() { r.Close() })
-		go func() {
-			defer w.Close()
-			waitRendererStopped(t.Context())
-		}()
 		// sh reads the script, which is not executed itself: a file just
 		// written can be "text file busy" to exec while another test's
-		// fork still holds it open. The script's stdin is the pipe, never
-		// the test's keys, which are the TUI's.
+		// fork still holds it open.
 		cmd := exec.Command("/bin/sh", script, file)
-		cmd.Stdin = r
+		cmd.Stdin = strings.NewReader("") // the test's keys are the TUI's, not the editor's
 		return cmd
 	}
 }
 
-// waitRendererStopped waits until no renderer frame loop runs in this
-// process, which is the case while a program has released the terminal
-// once the old loop has returned. The tests that run an editor are not
-// parallel, so no other program's loop runs meanwhile.
-func waitRendererStopped(ctx context.Context) {
+// TestRenderLoopIsFound: the frame loop editorCommand waits for is the
+// one the bubbletea built in runs — were it renamed, the wait would end at
+// once and the workaround with it.
+func TestRenderLoopIsFound(t *testing.T) {
+	// Not parallel: see fakeEditor.
+	b := setup(t)
+	tm := start(t, options(b.svc), 120, 24)
 	buf := make([]byte, 1<<20)
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for {
-		n := runtime.Stack(buf, true)
-		for n == len(buf) {
-			buf = make([]byte, 2*len(buf))
-			n = runtime.Stack(buf, true)
-		}
-		if !bytes.Contains(buf[:n], []byte("bubbletea.(*standardRenderer).listen(")) {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
+	n := runtime.Stack(buf, true)
+	require.Contains(t, string(buf[:n]), string(renderLoop))
+	finish(t, tm)
 }
 
 // TestEditPayload: e on the blocked head opens its payload in the editor;
