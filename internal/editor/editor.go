@@ -4,6 +4,7 @@
 package editor
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -43,4 +44,22 @@ func TempFile(id string, payload []byte) (string, error) {
 		return "", fmt.Errorf("a file for the editor: %w", err)
 	}
 	return f.Name(), nil
+}
+
+// Failure says why an editor session changed nothing: err is what running
+// the editor returned, from names it as Command does (or is empty). A
+// shell's status 127 is an editor that is not installed.
+func Failure(err error, from string) string {
+	if from != "" {
+		from = " " + from
+	}
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		return fmt.Sprintf("the editor%s: %v; nothing was changed", from, err)
+	}
+	msg := fmt.Sprintf("the editor%s exited with status %d", from, exit.ExitCode())
+	if exit.ExitCode() == 127 {
+		msg += " (not found)"
+	}
+	return msg + "; nothing was changed"
 }

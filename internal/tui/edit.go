@@ -43,10 +43,11 @@ type (
 		s   *editSession
 		err error
 	}
-	// editedMsg says the editor ended.
+	// editedMsg says the editor ended; from names it.
 	editedMsg struct {
-		s   *editSession
-		err error
+		s    *editSession
+		err  error
+		from string
 	}
 )
 
@@ -93,13 +94,11 @@ func (m *Model) startEdit(msg tea.KeyMsg, sel []item) tea.Cmd {
 
 // openEditor hands the terminal to the editor.
 func (m *Model) openEditor(s *editSession) tea.Cmd {
-	var cmd *exec.Cmd
+	cmd, from := editor.Command(os.Getenv, s.file)
 	if m.opts.Editor != nil {
-		cmd = m.opts.Editor(s.file)
-	} else {
-		cmd, _ = editor.Command(os.Getenv, s.file)
+		cmd, from = m.opts.Editor(s.file), ""
 	}
-	return tea.Exec(&editorCommand{Cmd: cmd}, func(err error) tea.Msg { return editedMsg{s: s, err: err} })
+	return tea.Exec(&editorCommand{Cmd: cmd}, func(err error) tea.Msg { return editedMsg{s: s, err: err, from: from} })
 }
 
 // editorCommand runs the editor for tea.Exec, as tea.ExecProcess would,
@@ -170,7 +169,7 @@ func (m *Model) edited(msg editedMsg) {
 	s := msg.s
 	if msg.err != nil {
 		os.Remove(s.file)
-		m.status = components.StatusLine{Text: "the editor: " + msg.err.Error() + "; nothing changed", Error: true}
+		m.status = components.StatusLine{Text: editor.Failure(msg.err, msg.from), Error: true}
 		return
 	}
 	saved, err := os.ReadFile(s.file)

@@ -132,8 +132,9 @@ func TestEditPayloadStoreOnly(t *testing.T) {
 	require.Equal(t, 2, msg.PayloadVersion)
 }
 
-// TestEditPayloadChangesNothing: an editor that saves nothing new, a
-// dialog answered n, and a message e does not apply to change nothing.
+// TestEditPayloadChangesNothing: an editor that saves nothing new, one
+// that is not found, a dialog answered n, and a message e does not apply
+// to change nothing.
 func TestEditPayloadChangesNothing(t *testing.T) {
 	// Not parallel: see fakeEditor.
 	b := setup(t)
@@ -144,6 +145,14 @@ func TestEditPayloadChangesNothing(t *testing.T) {
 	waitFor(t, tm, "BEHIND")
 	press(tm, "e")
 	waitFor(t, tm, "edit cancelled: the payload is unchanged; nothing changed")
+	finish(t, tm)
+
+	opts.Editor = func(file string) *exec.Cmd { return exec.Command("/bin/sh", "-c", "exit 127") }
+	tm = start(t, opts, 120, 24)
+	press(tm, "2")
+	waitFor(t, tm, "BEHIND")
+	press(tm, "e")
+	waitFor(t, tm, "the editor exited with status 127 (not found); nothing was changed")
 	finish(t, tm)
 
 	opts.Editor = fakeEditor(t, "changed")

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -245,15 +244,11 @@ func (opts *EditOptions) runEditor(file string) error {
 	cmd, from := editor.Command(opts.Getenv, file)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = opts.IO.In, opts.IO.Out, opts.IO.ErrOut
 	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit):
-		return &editorError{msg: fmt.Sprintf("the editor %s exited with status %d; nothing was changed", from, exit.ExitCode()),
-			hint: "set $EDITOR to an editor that exits 0 once the file is saved, or give the payload with --file"}
-	case err != nil:
-		return fmt.Errorf("the editor %s: %w; nothing was changed", from, err)
+	if err == nil {
+		return nil
 	}
-	return nil
+	return &editorError{msg: editor.Failure(err, from),
+		hint: "set $EDITOR to an editor that exits 0 once the file is saved, or give the payload with --file"}
 }
 
 // keptError is a refused edit after an editor session: its hint names the
